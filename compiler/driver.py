@@ -11,7 +11,7 @@ from compiler.argument_checks import check_arguments
 from compiler.blocks import Atom
 from compiler.budget import DEFAULT_MAX_PARAMS
 from compiler.build_memo import sharing
-from compiler.build_stages import Planned, assemble_build, plan_build
+from compiler.build_stages import Planned, assemble_build, moved_graph, plan_build
 from compiler.build_trials import BuildOptions, Builds, Kept
 from compiler.causal import short_causal_problems
 from compiler.decoded_build import decoded_instead
@@ -227,6 +227,7 @@ def _compile_sop(
                             keep_tokens=tokens_read,
                             options_read=read,
                             tracr=tracr,
+                            move=moved,
                         )
                 except CompileError as err:  # kept: each build of these options says so at once
                     found = err
@@ -272,6 +273,17 @@ def _compile_sop(
         def folds() -> frozenset[str]:
             graph = build_graph(sop)
             return foldable(graph, analysed(graph))
+
+        # the moved graphs and their analyses, by the maps moved: the moved build and the shared
+        # one over it plan from one (every graph and analysis here is the form's)
+        moved_graphs: dict[frozenset[str], tuple[Graph, ValueSets]] = {}
+
+        def moved(
+            graph: Graph, values: ValueSets, names: frozenset[str]
+        ) -> tuple[Graph, ValueSets]:
+            if names not in moved_graphs:
+                moved_graphs[names] = moved_graph(graph, values, names, vocab, max_len)
+            return moved_graphs[names]
 
         @functools.cache  # (asked where a build is proved)
         def moves() -> frozenset[str]:
