@@ -19,6 +19,7 @@ from compiler.forms import Forms
 from compiler.graph import Graph, Op, build_graph
 from compiler.known_sums import lines_instead
 from compiler.model import CompiledModel, Sketch
+from compiler.moved_build import moved_instead
 from compiler.moved_maps import movable
 from compiler.plan_limit import planning_under
 from compiler.plan_reuse import PlanRefusal, repeated
@@ -365,6 +366,15 @@ def _compile_sop(
         )
         # last: steps over sums judged with their inputs' written error (compiler.written_sums)
         kept = written_instead(kept, lambda: builder(sop, max_params), note)
+        # last: maps of single-key copies moved before the copy (compiler.moved_build)
+        kept = moved_instead(
+            kept,
+            lambda: build_graph(sop),
+            lambda: builder(sop, max_params),
+            max_len,
+            max_params,
+            note,
+        )
         if kept is not formed:  # one of these last builds of the prepared form, where no larger:
             # maps moved before their copies, maps read two ways from one one-hot
             kept = smaller_instead(builder(sop, max_params), kept, note, [])

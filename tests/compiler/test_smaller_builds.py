@@ -15,11 +15,12 @@ from compiler.model import Sketch
 from compiler.moved_maps import movable, move_maps
 from compiler.smaller_builds import no_larger
 from compiler.values import infer_values
-from rasp.errors import Source
+from rasp.errors import CompileError, Source
 from rasp.interpreter import load_source
 from rasp.sops import SOp
 from tests.compiler.random_programs import random_program
 from tests.compiler.test_compile import all_inputs, check_inputs, random_inputs
+from tests.compiler.test_position_folds import SEED
 
 # the rounding of a copy of v's many values, averaged: moved, the copy moves round(v)'s
 MOVED = """v = selector_width(select(tokens, tokens, ==) and select(indices, indices, <=)) + aggregate(select(indices, indices, <=), indices + 1, 0);
@@ -96,6 +97,31 @@ def test_a_map_of_two_copies_by_one_selector_moves_and_agrees(
 def test_copies_by_two_selectors_are_not_moved() -> None:
     text = TWO_COPIES.replace("b = shift(tokens_int, 1, 0)", "b = shift(tokens_int, 2, 0)")
     assert _movable(text, [0, 1, 2], 6) == frozenset()
+
+
+def test_a_program_no_other_build_proves_compiles_moved_and_agrees(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # test_position_folds' SEED without its fold: refused (a snap margin of 0.00379 against an
+    # error of 0.00935, the output's mean reading the copy's one-hot of v0's values); with
+    # `round` moved before the copy, proved (compiler.moved_build)
+    monkeypatch.setattr("compiler.driver.positions_instead", lambda kept, *rest: kept)
+    root = _root(SEED)
+    model = compile_sop(root, list("012"), 12, causal=True)
+    assert model.metadata["certificate"]["ok"]
+    assert any("~before_copy:" in str(label) for label in model.metadata["residual"])
+    inputs = all_inputs(list("012"), 5) + random_inputs(list("012"), 12, 60, 2155505)
+    assert check_inputs(model, root, inputs) == len(inputs)
+
+
+@pytest.mark.slow
+def test_without_the_fold_and_the_move_the_seed_is_refused(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    monkeypatch.setattr("compiler.driver.positions_instead", lambda kept, *rest: kept)
+    monkeypatch.setattr("compiler.driver.moved_instead", lambda kept, *rest: kept)
+    with pytest.raises(CompileError, match="snap margin of 0.00379"):
+        compile_sop(_root(SEED), list("012"), 12, causal=True)
 
 
 def test_the_moved_graph_copies_the_map_of_the_source() -> None:
