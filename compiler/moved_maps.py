@@ -72,7 +72,7 @@ def move_maps(graph: Graph, values: ValueSets, names: frozenset[str]) -> Graph:
             at[node.index] = add(node, inputs)
             continue
         move = moves[node.index]
-        sources = ", ".join(dict.fromkeys(graph[s].text for s in move.sources.values()))
+        sources = ", ".join(dict.fromkeys(_named(graph[s]) for s in move.sources.values()))
         mapped = replace(
             node,
             name=_fresh(node.name.lstrip("_") + SUFFIX, taken),
@@ -128,6 +128,11 @@ def _moved(graph: Graph, values: ValueSets, node: IRNode) -> Move | None:
     if not ok:
         return None
     return Move(copies[0].inputs[0], sources, default)
+
+
+def _named(node: IRNode) -> str:
+    """A source as the moved map's text names it: its name where the program gave one."""
+    return node.name if node.named else node.text
 
 
 def _fresh(name: str, taken: set[str]) -> str:
