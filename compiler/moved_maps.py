@@ -118,7 +118,10 @@ def _moved(graph: Graph, values: ValueSets, node: IRNode) -> Move | None:
 
     def at(value_of: dict[int, Any]) -> tuple[bool, Any]:
         args = [value_of[i] if i in value_of else graph[i].value for i in node.inputs]
-        return apply_map(node.fn, args)
+        try:
+            return apply_map(node.fn, args)
+        except Exception:  # noqa: BLE001 (a user's map on values it never met: not moved)
+            return False, None
 
     for combo in itertools.product(*sets):
         by_source = dict(zip(distinct, combo, strict=True))

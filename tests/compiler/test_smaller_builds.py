@@ -15,6 +15,7 @@ from compiler.model import Sketch
 from compiler.moved_maps import movable, move_maps
 from compiler.smaller_builds import no_larger
 from compiler.values import infer_values
+from rasp import sops as S
 from rasp.errors import CompileError, Source
 from rasp.interpreter import load_source
 from rasp.sops import SOp
@@ -92,6 +93,22 @@ def test_a_map_of_two_copies_by_one_selector_moves_and_agrees(
     assert check_inputs(model, root, inputs) == len(inputs)
     _without(monkeypatch)
     assert _size(compile_sop(root, vocab, 6)) == (29_004, 3)
+
+
+def test_a_map_raising_anything_on_an_uncopied_value_is_not_moved() -> None:
+    # position 0's index, copied to every query, is 0; the map raises AttributeError (no error
+    # of the interpreter's maps) on the indices no query copies, which only the moved map meets
+    indices = S.IndicesSOp()
+    copy = S.AggregateSOp(
+        selector=S.Select(keys=indices, queries=S.ConstSOp(value=0), comparison=S.Comparison.EQ),
+        sop=indices,
+        default=0,
+    )
+    root = S.MapSOp(fn=lambda v: "a" if v == 0 else v.upper(), inputs=(copy,))
+    graph = build_graph(root)
+    values = infer_values(graph, [0, 1], 3)
+    assert values.values[graph.root] == ("a",)
+    assert movable(graph, values) == frozenset()
 
 
 def test_copies_by_two_selectors_are_not_moved() -> None:
