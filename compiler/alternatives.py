@@ -76,6 +76,7 @@ from compiler.graph import Graph
 from compiler.model import OverParamLimit
 from compiler.plan_limit import PlannedOverLimit
 from compiler.refusals import also_tried
+from compiler.smaller_builds import smaller_instead
 from rasp.errors import CompileError
 
 DIRECT = "with maps computed from their inputs"
@@ -249,6 +250,8 @@ def keep_proved(
         # `indices / length` at N = 32, 78,838 parameters in 1 layer stepped, 10,400 in 2)
         options = replace(kept.options, category_gates=True)
         kept = build_trials.instead(build, kept, options, CATEGORY_GATES, note, tried, smaller=True)
+    # maps moved before single-key copies, maps read two ways from one one-hot: where no larger
+    kept = smaller_instead(build, kept, note, tried)
     return kept if kept.certificate.ok else replace(kept, tried=tuple(tried))
 
 

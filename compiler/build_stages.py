@@ -19,6 +19,7 @@ from compiler.encode import plan_encodings
 from compiler.graph import Graph, build_graph
 from compiler.layout import Layout, lay_out
 from compiler.model import CompiledModel, Sketch
+from compiler.moved_maps import move_maps
 from compiler.plan_limit import check_output
 from compiler.position_folds import fold_positions
 from compiler.schedule import Schedule, schedule_blocks
@@ -53,6 +54,7 @@ def plan_build(
     keep_tokens: bool = True,
     options_read: set[str] | None = None,
     tracr: bool = False,
+    move: Callable[[Graph, ValueSets, frozenset[str]], tuple[Graph, ValueSets]] | None = None,
 ) -> Planned:
     """The stages before assembly: values, encodings, schedule and layout. `analyse` gives the
     value analysis of the graph (None: `infer_values`); `keep_tokens`: lay out the token one-hot
@@ -60,7 +62,8 @@ def plan_build(
     bounds count it where the program mentions the tokens, so the layout keeps it there);
     `options_read`: as `plan_encodings`' (the options are read nowhere else); `tracr`: the program
     as given was tracr's (its refusals' hints in tracr's API), which a form rewritten from it may
-    no longer show (`is_lowered`)."""
+    no longer show (`is_lowered`). `move`: the graph with `options.moved_maps` moved and its
+    value analysis (None: `moved_graph`, analysed afresh)."""
     tracr = tracr or is_lowered(sop)
     note("analyse values")
     graph = build_graph(sop)  # IR: typed nodes, deterministic names
@@ -68,6 +71,11 @@ def plan_build(
         values = infer_values(graph, vocab, max_len)  # what each node can be
     else:
         values = analyse(graph)
+    if options.moved_maps:  # maps of single-key copies before the copy (compiler.moved_maps)
+        if move is None:
+            graph, values = moved_graph(graph, values, options.moved_maps, vocab, max_len)
+        else:
+            graph, values = move(graph, values, options.moved_maps)
     # the output's unembedding alone may put a build under a limit over it (compiler.plan_limit)
     check_output(graph.output, values.of(graph.output))
     folded = fold_constants(graph, values)  # s-ops of one value: constants; widths of all: length
@@ -98,6 +106,15 @@ def plan_build(
     sketch = sketch_model(schedule, layout, plan, vocab, max_len, causal)
     texts = tuple((node.name, node.text) for node in graph.nodes if not node.named)
     return Planned(graph, plan, schedule, layout, replace(sketch, texts=texts))
+
+
+def moved_graph(
+    graph: Graph, values: ValueSets, names: frozenset[str], vocab: tuple[Atom, ...], max_len: int
+) -> tuple[Graph, ValueSets]:
+    """`graph` with the maps `names` moved before their copies (`compiler.moved_maps`) and its
+    value analysis: `values` where none moves, else the moved graph's own."""
+    moved = move_maps(graph, values, names)
+    return (graph, values) if moved is graph else (moved, infer_values(moved, vocab, max_len))
 
 
 def assemble_build(

@@ -87,6 +87,12 @@ class BuildOptions:
     snapped_sums: bool = False  # ... their one-hot inputs snapped first
     # s-ops the value analysis finds of the position alone: maps of indices (position_folds)
     positions: bool = False
+    # maps read both as a number and as a one-hot whose number is the free view of the one-hot
+    # (no step MLP of its own; compiler.smaller_builds: kept where no larger)
+    shared_readings: frozenset[str] = frozenset()
+    # maps of a single-key copy moved before the copy: `round(shift(x, 1, d))` as
+    # `shift(round(x), 1, round(d))` (compiler.moved_maps; kept where no larger)
+    moved_maps: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
@@ -106,6 +112,9 @@ class Builds:
     # the s-ops of the prepared default form that `positions` folds (of the position alone,
     # reading more than indices and constants: compiler.position_folds); none, it changes nothing
     folds: Callable[[], frozenset[str]] = lambda: frozenset()
+    # the maps of the prepared default form that `moved_maps` moves before their single-key
+    # copies (compiler.moved_maps); none, it changes nothing
+    moves: Callable[[], frozenset[str]] = lambda: frozenset()
     # whether a build kept for its refusal keeps its weights (`compile_sop(...,
     # require_certificate=False)` returns it); else they are released once it is certified
     # (`CompiledModel.without_weights`), before the other builds are tried

@@ -11,7 +11,7 @@ from compiler.argument_checks import check_arguments
 from compiler.blocks import Atom
 from compiler.budget import DEFAULT_MAX_PARAMS
 from compiler.build_memo import sharing
-from compiler.build_stages import Planned, assemble_build, plan_build
+from compiler.build_stages import Planned, assemble_build, moved_graph, plan_build
 from compiler.build_trials import BuildOptions, Builds, Kept
 from compiler.causal import short_causal_problems
 from compiler.decoded_build import decoded_instead
@@ -19,6 +19,8 @@ from compiler.forms import Forms
 from compiler.graph import Graph, Op, build_graph
 from compiler.known_sums import lines_instead
 from compiler.model import CompiledModel, Sketch
+from compiler.moved_build import moved_instead
+from compiler.moved_maps import movable
 from compiler.plan_limit import planning_under
 from compiler.plan_reuse import PlanRefusal, repeated
 from compiler.position_folds import foldable, positions_instead
@@ -26,6 +28,7 @@ from compiler.program_forms import keep_form
 from compiler.refusals import also_tried, header_refusal, refusals
 from compiler.side_build import sides_instead
 from compiler.size_check import check_size
+from compiler.smaller_builds import smaller_instead
 from compiler.values import ValueSets, infer_values
 from compiler.vocab_bound import reads_tokens
 from compiler.vote_form import or_votes
@@ -226,6 +229,7 @@ def _compile_sop(
                             keep_tokens=tokens_read,
                             options_read=read,
                             tracr=tracr,
+                            move=moved,
                         )
                 except CompileError as err:  # kept: each build of these options says so at once
                     found = err
@@ -272,12 +276,29 @@ def _compile_sop(
             graph = build_graph(sop)
             return foldable(graph, analysed(graph))
 
+        # the moved graphs and their analyses, by the maps moved: the moved build and the shared
+        # one over it plan from one (every graph and analysis here is the form's)
+        moved_graphs: dict[frozenset[str], tuple[Graph, ValueSets]] = {}
+
+        def moved(
+            graph: Graph, values: ValueSets, names: frozenset[str]
+        ) -> tuple[Graph, ValueSets]:
+            if names not in moved_graphs:
+                moved_graphs[names] = moved_graph(graph, values, names, vocab, max_len)
+            return moved_graphs[names]
+
+        @functools.cache  # (asked where a build is proved)
+        def moves() -> frozenset[str]:
+            graph = build_graph(sop)
+            return movable(graph, analysed(graph))
+
         return Builds(
             model=model,
             sketch=lambda options: plan(options).sketch,
             single_key=lambda: copies()[0],
             mixed_copies=lambda: copies()[1],
             folds=folds,
+            moves=moves,
             refused_weights=not require_certificate,  # (else a refused model is never returned)
         )
 
@@ -322,6 +343,7 @@ def _compile_sop(
     # and is (compiler.vote_form)
     try:
         kept = or_votes(sop, keep, forms, note, sketch)
+        formed = kept  # (its form's builds tried smaller ones already: keep_proved)
         sketched.clear()  # (its plans, where not built)
         # last, where none of those snapped the output: its means decoded first (so that no
         # program those prove changes)
@@ -345,6 +367,18 @@ def _compile_sop(
         )
         # last: steps over sums judged with their inputs' written error (compiler.written_sums)
         kept = written_instead(kept, lambda: builder(sop, max_params), note)
+        # last: maps of single-key copies moved before the copy (compiler.moved_build)
+        kept = moved_instead(
+            kept,
+            lambda: build_graph(sop),
+            lambda: builder(sop, max_params),
+            max_len,
+            max_params,
+            note,
+        )
+        if kept is not formed:  # one of these last builds of the prepared form, where no larger:
+            # maps moved before their copies, maps read two ways from one one-hot
+            kept = smaller_instead(builder(sop, max_params), kept, note, [])
     except CompileError as err:  # a tracr map's unholdable value may be the reason, said first
         raise _with_value_problems(program, err, vocab, max_len) from None
     model, graph, certificate = kept.model, kept.graph, kept.certificate

@@ -104,6 +104,7 @@ class Readings:
         self.selectors = SelectorPlanner(ctx, self, self.built, self.memo, self.maps)
         self.widths = WidthPlanner(ctx, self.built, self.memo, self.selectors)
         self.aggregates = AggregatePlanner(ctx, self, self.built, self.selectors)
+        self._sharing: set[int] = set()  # maps whose one-hot is being built for their number
 
     # -- driver -----------------------------------------------------------------------------------
 
@@ -303,7 +304,33 @@ class Readings:
         node = self.ctx.graph[index]
         if encoding is Encoding.CATEGORICAL:
             return self.memo.once(("cat", index), node, lambda: self._categorical(node))
+        if node.name in self.ctx.options.shared_readings and ("num", index) not in self.memo:
+            shared = self._shared_number(node)
+            if shared is not None:
+                return shared
         return self.memo.once(("num", index), node, lambda: self._numerical(node))
+
+    def _shared_number(self, node: IRNode) -> Encoded | None:
+        """A map read as a number and as a one-hot (`BuildOptions.shared_readings`): the number
+        as the free view of its one-hot, built first, not a second step MLP beside it. None
+        where the one-hot is not its own dims (a view, or decoded from the number, which its
+        build then made)."""
+        if node.op is not Op.MAP or node.index in self._sharing:
+            return None
+        vals = self.ctx.values(node.index)
+        if not all_numbers(vals, bools=True):
+            return None
+        self._sharing.add(node.index)  # (a one-hot decoded from the number asks for it)
+        try:
+            cat = self.reading(node.index, Encoding.CATEGORICAL)
+        finally:
+            self._sharing.discard(node.index)
+        if ("num", node.index) in self.memo:
+            return None  # built on the way: the one-hot reads it
+        own = Encoded.materialised_categorical(node.name, cat.values)
+        if cat.one_hot != own.one_hot:
+            return None
+        return self.memo.once(("num", node.index), node, lambda: view_numerical(node, cat, vals))
 
     def number(self, index: int) -> Encoded:
         if self.widths.reads_frac(index):

@@ -20,6 +20,7 @@ from compiler.constants import fold_constants
 from compiler.forms import prepare
 from compiler.graph import build_graph
 from compiler.position_folds import POSITIONS, fold_positions, position_tables
+from compiler.smaller_builds import MOVED
 from compiler.values import infer_values
 from rasp.errors import CompileError, Diagnostic, Source
 from rasp.interpreter import load_source
@@ -42,6 +43,8 @@ def _root(text: str) -> SOp:
 
 def _no_fold(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("compiler.driver.positions_instead", lambda kept, *rest: kept)
+    # (nor the build after it, which proves these moved: tests/compiler/test_smaller_builds.py)
+    monkeypatch.setattr("compiler.driver.moved_instead", lambda kept, *rest: kept)
 
 
 def test_the_seed_compiles_with_its_positional_s_ops_folded_and_agrees() -> None:
@@ -134,9 +137,11 @@ def test_a_refusal_names_the_fold_tried(monkeypatch: pytest.MonkeyPatch) -> None
         raise CompileError([Diagnostic("a table too large", None)])
 
     monkeypatch.setattr("compiler.position_folds.keep_proved", refused)
+    monkeypatch.setattr("compiler.moved_build.keep_proved", refused)
     with pytest.raises(CompileError, match="snap decision") as refusal:
         compile_sop(_root(WIDE), list("ab"), 12)
     assert f"note: also tried {POSITIONS}: a table too large" in (refusal.value.render())
+    assert f"note: also tried {MOVED}: a table too large" in (refusal.value.render())
 
 
 @pytest.mark.slow
