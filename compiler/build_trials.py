@@ -87,6 +87,9 @@ class BuildOptions:
     snapped_sums: bool = False  # ... their one-hot inputs snapped first
     # s-ops the value analysis finds of the position alone: maps of indices (position_folds)
     positions: bool = False
+    # the copies (single-key aggregates of many numbers) a stated sum reads, each as one number
+    # (`numeric_copies` for these alone: the sum a line of numbers; compiler.sum_inputs)
+    sum_copies: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)
