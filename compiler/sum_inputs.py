@@ -83,14 +83,18 @@ def sum_inputs_instead(
 
 
 def sum_copies(program: Graph, sums: frozenset[str], single_key: frozenset[str]) -> frozenset[str]:
-    """The aggregates of one key (named in `single_key`) that a map named in `sums` reads."""
-    return frozenset(
-        program[i].name
-        for node in program.nodes
-        if node.name in sums
-        for i in node.inputs
-        if program[i].op is Op.AGGREGATE and program[i].name in single_key
-    )
+    """The aggregates of one key (named in `single_key`) that a map named in `sums` reads, and
+    the copies those copy, down the chain (`shift(v0, 1, -1)` copied again: a copy of a one-hot
+    reads its columns times their values)."""
+    todo = [i for node in program.nodes if node.name in sums for i in node.inputs]
+    found: set[int] = set()
+    while todo:
+        index = todo.pop()
+        node = program[index]
+        if node.op is Op.AGGREGATE and node.name in single_key and index not in found:
+            found.add(index)
+            todo.append(node.inputs[1])
+    return frozenset(program[i].name for i in found)
 
 
 def sum_readers(program: Graph, sums: frozenset[str]) -> frozenset[str]:

@@ -71,6 +71,11 @@ def test_the_copies_are_the_aggregates_of_one_key_a_stated_sum_reads() -> None:
     copies = sum_copies(graph, sum_maps(graph), frozenset({"_aggregate_1", "_g0_aggregate_1"}))
     # the output's copy of v0; the mean over later positions selects several keys
     assert copies == {"_aggregate_1"}
+    # the seed copies `shift(v0, 1, -1)`: a copy of a copy, both copied as numbers
+    seed = COPY.replace("), v0, 1)", "), shift(v0, 1, -1), 1)")
+    graph = build_graph(_root(seed))
+    single = frozenset({"_aggregate_1", "_shift_aggregate_1", "_g0_aggregate_1"})
+    assert sum_copies(graph, sum_maps(graph), single) == {"_aggregate_1", "_shift_aggregate_1"}
 
 
 def test_no_build_but_the_last_copies_only_the_sums_copies() -> None:
