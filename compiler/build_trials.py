@@ -93,6 +93,9 @@ class BuildOptions:
     # maps of a single-key copy moved before the copy: `round(shift(x, 1, d))` as
     # `shift(round(x), 1, round(d))` (compiler.moved_maps; kept where no larger)
     moved_maps: frozenset[str] = frozenset()
+    # the copies (single-key aggregates of many numbers) a stated sum reads, each as one number
+    # (`numeric_copies` for these alone: the sum a line of numbers; compiler.sum_inputs)
+    sum_copies: frozenset[str] = frozenset()
 
 
 @dataclass(frozen=True)

@@ -29,6 +29,7 @@ from compiler.refusals import also_tried, header_refusal, refusals
 from compiler.side_build import sides_instead
 from compiler.size_check import check_size
 from compiler.smaller_builds import smaller_instead
+from compiler.sum_inputs import sum_inputs_instead
 from compiler.values import ValueSets, infer_values
 from compiler.vocab_bound import reads_tokens
 from compiler.vote_form import or_votes
@@ -367,6 +368,11 @@ def _compile_sop(
         )
         # last: steps over sums judged with their inputs' written error (compiler.written_sums)
         kept = written_instead(kept, lambda: builder(sop, max_params), note)
+        # last: stated sums' inputs built for their lines: the copies they read copied as
+        # numbers, or the sums that maps read computed first (compiler.sum_inputs)
+        kept = sum_inputs_instead(
+            kept, lambda: build_graph(sop), lambda: builder(sop, max_params), note
+        )
         # last: maps of single-key copies moved before the copy (compiler.moved_build)
         kept = moved_instead(
             kept,

@@ -69,8 +69,8 @@ class PlanContext:
 
     def is_mean(self, node: IRNode) -> bool:
         """A numerical aggregate: numbers, and several keys may be selected (or, with
-        `numeric_copies`, one key of more than NUMERIC_COPY_MIN_VALUES numbers and a number as
-        the default)."""
+        `numeric_copies` or named in `sum_copies`, one key of more than NUMERIC_COPY_MIN_VALUES
+        numbers and a number as the default)."""
         vals = self.values(node.inputs[1])
         if not (self.max_len >= 2 and vals and all_numbers(vals)):
             return False
@@ -78,7 +78,7 @@ class PlanContext:
             return True
         if len(vals) <= NUMERIC_COPY_MIN_VALUES or not is_number(node.value):
             return False
-        if not self.option("numeric_copies"):
+        if not (self.option("numeric_copies") or node.name in self.options.sum_copies):
             return False
         return self.value_sets.never_empty[node.inputs[0]] or self.option("empty_copies")
 
