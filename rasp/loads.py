@@ -125,7 +125,8 @@ class Loads:
                         if not isinstance(inner_stmt, ast.For) and not reserved:
                             inner.scope.undo(before)  # a refused statement binds nothing
                             self.unrename(renames)  # nor renames an s-op
-                        repl.errors.append(exc.with_span(inner_stmt.span))
+                        repl.failed(inner_stmt, exc.with_span(inner_stmt.span))
+                        repl.errors.append(exc)
                         continue
                     for name in inner.scope.changed_since(before):
                         assigned_at[name] = k

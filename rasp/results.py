@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import Any
 
+from rasp import ast
 from rasp.errors import RaspError, Span
 
 
@@ -45,13 +46,17 @@ class ReplLoading:
     binds nothing, as if it had failed. `entered` and `left` are called as each load starts and
     ends (its statements run, before its names are copied and listed). `check` tests a value on
     the running example without listing it (raising as `watch` does): a name the caller
-    reserves is tested so before the file binds it, as the original tests every value first."""
+    reserves is tested so before the file binds it, as the original tests every value first.
+    `failed` sees each failing statement (not a syntax error) and its error."""
 
     watch: Callable[[StatementResult], None]
     errors: list[RaspError] = field(default_factory=list)
     check: Callable[[StatementResult], None] = lambda _result: None
     entered: Callable[[], None] = lambda: None
     left: Callable[[], None] = lambda: None
+    # a statement that failed (before its error is appended to `errors`): the REPL remembers the
+    # names it would have bound, to say why a later use finds them undefined
+    failed: Callable[[ast.Stmt, RaspError], None] = lambda _stmt, _error: None
 
 
 @dataclass(frozen=True)

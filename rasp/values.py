@@ -231,6 +231,15 @@ class CopyRefused(RaspNameError):
     """A loaded file bound a name its caller reserves: bound in the file's scope, not copied."""
 
 
+class UndefinedName(RaspNameError):
+    """`Undefined variable: NAME`: the name is kept, for the REPL to say why it is unbound (its
+    statement failed: `rasp.tools.repl_unbound`)."""
+
+    def __init__(self, name: str, span: Span | None, hint: str | None) -> None:
+        super().__init__(f"Undefined variable: {name}", span, hint)
+        self.name = name
+
+
 class Scope:
     """One level of names: lookups walk up to the parents, assignments stay here and respect
     `reserved`."""
@@ -264,7 +273,7 @@ class Scope:
             or (f"did you mean '{close}'?{usage}" if close else None)
             or BUILT_IN_NAME_HINTS.get(name)
         )
-        raise RaspNameError(f"Undefined variable: {name}", span, hint)
+        raise UndefinedName(name, span, hint)
 
     def assignable(self, name: str) -> bool:
         return name not in self.reserved

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import builtins
 import difflib
+import gc
 import math
 import os
 from collections.abc import Callable, Iterable
@@ -28,6 +29,20 @@ settings.register_profile("explore", derandomize=False)
 settings.load_profile(os.environ.get("HYPOTHESIS_PROFILE", "deterministic"))
 
 GOLDEN_DIR = Path(__file__).parent / "golden"
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    """The garbage collected now, and the heap left frozen, so that pytest's closing collections
+    (its unraisable-exception check, in `pytest_unconfigure` and its cleanup) walk nothing.
+
+    A pytest-xdist worker reports its session finished after this hook; execnet then gives it 5
+    seconds to end and sends it SIGINT if it has not (`WorkerGateway._terminate_execution`). Those
+    closing collections over a worker's whole heap took longer on a loaded machine, and the SIGINT
+    landed in a WeakSet callback they ran: a passing `pytest -n 2` ended with a
+    PytestUnraisableExceptionWarning holding a KeyboardInterrupt. What this collection finalizes
+    still reaches pytest's unraisable hook and is reported as before."""
+    gc.collect()
+    gc.freeze()
 
 
 @pytest.fixture

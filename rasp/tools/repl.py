@@ -41,6 +41,7 @@ from rasp.tools.repl_commands import colon_command, repl_command
 from rasp.tools.repl_compiled import CompiledView
 from rasp.tools.repl_help import help_text
 from rasp.tools.repl_listing import LoadListing
+from rasp.tools.repl_unbound import FailedNames
 from rasp.tools.repl_values import function_text, nodes_in, plain_example, tokens_of
 from rasp.tools.repl_wrap import wrap_report, wrap_values
 
@@ -69,6 +70,7 @@ class ReplSession:
         self.settings = ExampleSettings()
         self.draw_hook = draw_hook
         self.compiled = CompiledView()
+        self.failed_names = FailedNames()  # a failed statement's names, for a later use to explain
         self.finished = False
         # the columns a message (an error, warning, hint or refusal) is wrapped to: the front
         # end's terminal's (`console.message_width`, asked before each line); None, one line
@@ -206,7 +208,7 @@ class ReplSession:
             program = parse(text, filename)
         except RaspError as err:
             return err.render(width=self.width)
-        for stmt in program.statements:
+        for k, stmt in enumerate(program.statements):
             # its precedence warnings, once as it is entered (not at each evaluation), and those
             # of the files it loads; read as in a file, with what the session's names hold so
             # far (`t = tokens;` before). A failing statement's follow its error (failure_warnings)
@@ -216,6 +218,7 @@ class ReplSession:
                 out += self._rendered(linted)
                 out += self._loaded_warnings() + lines
             except RaspError as err:
+                self.failed_names.line_failed(program.statements, k, err, self.interpreter.value)
                 out += self._loaded_warnings()
                 shown = self._drawn_in_loop  # (a loop that failed after drawing)
                 if self._listing is not None:  # (or after a load in a call had listed its names)
@@ -235,6 +238,7 @@ class ReplSession:
                 self._unshown = "\n".join(out)
                 raise
             self.precedence_warnings += linted  # (a :compile's constant output names them)
+            self.failed_names.forget_bound(self.interpreter.value)
             if self.finished:
                 break
         return "\n".join(out)
@@ -305,6 +309,7 @@ class ReplSession:
             check=self._check_on_example,
             entered=self._entered,
             left=self._left,
+            failed=self.failed_names.load_failed,
         )
         if isinstance(stmt, ast.Load):
             self._load_listing = listing

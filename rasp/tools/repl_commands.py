@@ -83,7 +83,10 @@ def colon_command(session: CommandSession, text: str) -> str:
         try:  # an unknown name as every statement reports it (`Undefined variable`, its hint)
             value = session.interpreter.get(rest)
         except RaspNameError as err:
-            return name_hint(err, rest, session.interpreter.search_dirs).render(width=session.width)
+            explained = session.failed_names.explain(err)  # (its statement failed: say so)
+            return name_hint(explained, rest, session.interpreter.search_dirs).render(
+                width=session.width
+            )
         return f"\t{rest}: {kind_name(value)}"
     if word in COMPILED_COMMANDS:
         return session.compiled.command(word, rest, session)

@@ -323,7 +323,8 @@ def _sop_named(session: ReplSession, name: str) -> SOp:
     try:  # (an unknown name is the interpreter's `Undefined variable: NAME`, with a hint)
         value = session.interpreter.get(name)
     except RaspNameError as err:
-        raise name_hint(err, name, session.interpreter.search_dirs) from None
+        explained = session.failed_names.explain(err)  # (its statement failed: say so)
+        raise name_hint(explained, name, session.interpreter.search_dirs) from None
     if isinstance(value, Selector):
         raise Refusal(
             f"'{name}' is a selector, not an s-op; only s-ops compile "

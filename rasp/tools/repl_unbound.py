@@ -1,0 +1,143 @@
+"""Names whose statement failed in the REPL, so that a later use of one says why it is unbound.
+
+The REPL binds nothing when a statement fails (the original's definition-time check), so a later
+`m = n + 1;` or `:compile n` met only "Undefined variable: n" (and a hint about the built-in
+`length`), though the cause was the statement before. `FailedNames` remembers, for each name still
+unbound, the statement that would have bound it and why it failed (or that it never ran: an
+earlier statement of its line failed), and `explain` says so in place of "Undefined variable".
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from typing import Any
+
+from rasp import ast
+from rasp.errors import RaspError, Span
+from rasp.text_width import clip
+from rasp.values import UndefinedName
+
+# how much of a statement's text and a failure's message the explanation quotes (one line each)
+STATEMENT_COLUMNS = 60
+REASON_COLUMNS = 100
+
+# the hint of a failure on the running example starts so (`ReplSession._check_on_example`)
+_ON_EXAMPLE = "this fails on the running example"
+
+# a name's value, None where it is unbound (`Interpreter.value`)
+ValueOf = Callable[[str], Any]
+
+
+@dataclass(frozen=True)
+class Unbound:
+    """Why a name is unbound: `statement`, quoted, failed with `reason`, or did not run because
+    `blocker`, an earlier statement of its line, failed. `where`: `file:line` in a loaded file,
+    "" for a typed statement (the REPL numbers each entry's lines from 1)."""
+
+    statement: str
+    where: str
+    reason: str = ""
+    blocker: str = ""
+    on_example: bool = False  # it failed on the running example (`ReplSession._check_on_example`)
+
+
+class FailedNames:
+    """The names the session's failed statements left unbound, with why."""
+
+    def __init__(self) -> None:
+        self._unbound: dict[str, Unbound] = {}
+
+    def line_failed(
+        self, stmts: Sequence[ast.Stmt], k: int, err: RaspError, value_of: ValueOf
+    ) -> None:
+        """Typed statement `stmts[k]` failed with `err` (explained here first): the names it
+        assigns are remembered, and those of the statements after it on the line, which did not
+        run; only names still unbound (a `for` keeps what its body bound before)."""
+        self.explain(err)
+        self._failed(stmts[k], err, value_of)
+        for stmt in stmts[k + 1 :]:
+            why = Unbound(_quoted(stmt.span), _where(stmt.span), blocker=_quoted(stmts[k].span))
+            for name in _assigned(stmt, value_of):
+                self._unbound[name] = why
+
+    def load_failed(self, stmt: ast.Stmt, err: RaspError) -> None:
+        """A loaded file's statement failed (`ReplLoading.failed`): as `line_failed`, but which
+        of a `for`'s names are bound in the file's scope is not known here, so none of them."""
+        self.explain(err)
+        self._failed(stmt, err, None)
+
+    def _failed(self, stmt: ast.Stmt, err: RaspError, value_of: ValueOf | None) -> None:
+        why = Unbound(
+            _quoted(stmt.span),
+            _where(stmt.span),
+            reason=self._reason(err),
+            on_example=_ON_EXAMPLE in (err.hint or ""),
+        )
+        for name in _assigned(stmt, value_of):
+            self._unbound[name] = why
+
+    def forget_bound(self, value_of: ValueOf) -> None:
+        """A statement ran: the names it bound are no longer unbound (few are remembered)."""
+        for name in [n for n in self._unbound if value_of(n) is not None]:
+            del self._unbound[name]
+
+    def explain(self, err: RaspError) -> RaspError:
+        """`err`, where it is `Undefined variable: NAME` for a name remembered here, saying which
+        statement failed to bind it and how to fix it (its location stays the use's)."""
+        if not isinstance(err, UndefinedName) or err.name not in self._unbound:
+            return err
+        why = self._unbound[err.name]
+        at = f" ({why.where})" if why.where else ""
+        if why.blocker:
+            err.message = (
+                f"`{err.name}` is not defined: {why.statement}{at} did not run, because "
+                f"{why.blocker} before it on its line failed"
+            )
+            err.hint = "enter it again (the statements after a failing one on its line are skipped)"
+        else:
+            err.message = (
+                f"`{err.name}` is not defined: its statement {why.statement}{at} failed "
+                f"({why.reason}), so it was not bound"
+            )
+            again = (
+                f" in {why.where.rpartition(':')[0]} and load it" if why.where else " and enter it"
+            )
+            example = (
+                " (or first `set example ...` to an input it works on)" if why.on_example else ""
+            )
+            err.hint = f"fix that statement{again} again{example}"
+        return err
+
+    def _reason(self, err: RaspError) -> str:
+        """The failure's message, its first line, shortened; "`NAME` is not defined" where it was
+        itself a use of a name remembered here (explained where that name is used)."""
+        if isinstance(err, UndefinedName) and err.name in self._unbound:
+            return f"`{err.name}` is not defined"
+        lines = str(err).splitlines() or [""]
+        return clip(lines[0], REASON_COLUMNS)
+
+
+def _assigned(stmt: ast.Stmt, value_of: ValueOf | None) -> list[str]:
+    """The names `stmt` binds at its level and has not (where `value_of` tells): an assignment's
+    targets, a def's name, and, only where `value_of` tells which of them its earlier iterations
+    bound, a `for`'s targets and its body's."""
+    match stmt:
+        case ast.Assign(targets=targets):
+            names = list(targets)
+        case ast.FuncDef(name=name):
+            names = [name]
+        case ast.For(targets=targets, body=body) if value_of is not None:
+            names = [*targets, *(n for inner in body for n in _assigned(inner, None))]
+        case _:
+            return []
+    return [n for n in dict.fromkeys(names) if value_of is None or value_of(n) is None]
+
+
+def _quoted(span: Span) -> str:
+    """A statement's text on one line, shortened, in backquotes."""
+    return f"`{clip(' '.join(span.text().split()), STATEMENT_COLUMNS)}`"
+
+
+def _where(span: Span) -> str:
+    return "" if span.file == "<repl>" else f"{span.file}:{span.line}"
