@@ -69,6 +69,9 @@ def run_deep(fn: Callable[[], T]) -> T:
     except RuntimeError as exc:  # no memory for the stack: run here, with the usual limit
         _restore_limit()
         return _run_here(fn, f"it could not start ({exc})")
+    except BaseException:  # Ctrl-C while it starts: the caller gets its own limit back
+        _restore_limit()
+        raise
     _state.fallback = None
     try:
         _wait(thread, running)

@@ -88,3 +88,18 @@ def test_with_the_big_stack_there_is_no_note() -> None:
 
     assert run_deep(lambda: deep(5000)) == 5000
     assert fallback_note() is None
+
+
+def test_ctrl_c_while_the_thread_starts_leaves_the_limit_as_it_was(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    def interrupted(self: threading.Thread) -> None:
+        raise KeyboardInterrupt
+
+    monkeypatch.setattr(deep_stack.threading.Thread, "start", interrupted)
+    before = sys.getrecursionlimit()
+    with pytest.raises(KeyboardInterrupt):
+        run_deep(threading.get_ident)
+    assert sys.getrecursionlimit() == before
+    monkeypatch.undo()
+    assert run_deep(lambda: 1) == 1
