@@ -75,7 +75,7 @@ from compiler.default_builds import CATEGORY_GATES, COPIES, FUSED
 from compiler.graph import Graph
 from compiler.model import OverParamLimit
 from compiler.plan_limit import PlannedOverLimit
-from compiler.refusals import also_tried
+from compiler.refusals import also_tried, refused_why, why_not_proved
 from compiler.smaller_builds import smaller_instead
 from rasp.errors import CompileError
 
@@ -253,6 +253,38 @@ def keep_proved(
     # maps moved before single-key copies, maps read two ways from one one-hot: where no larger
     kept = smaller_instead(build, kept, note, tried)
     return kept if kept.certificate.ok else replace(kept, tried=tuple(tried))
+
+
+def form_instead(
+    kept: Kept,
+    build: Builds,
+    program: Graph,
+    change: Callable[[BuildOptions], BuildOptions],
+    how: str,
+    max_len: int,
+    max_params: int | None,
+    note: Callable[[str], None],
+) -> Kept:
+    """The build `keep_proved` keeps among `build`'s builds (its alternatives too) with `change`
+    applied to each one's options, with those options, where it is proved; else `kept` with why
+    not (as `how`) among its tried: the driver's last builds of a changed form (s-ops of the
+    position folded, maps moved before their copies)."""
+    note(f"build {how}")
+    changed = replace(
+        build,
+        model=lambda options: build.model(change(options)),
+        sketch=lambda options: build.sketch(change(options)),
+    )
+    try:
+        found = keep_proved(changed, program, max_len, max_params, note)
+    except CompileError as err:
+        return replace(kept, tried=(*kept.tried, (how, refused_why(err))))
+    if found.certificate.ok:
+        return replace(found, options=change(found.options))
+    model = found.model
+    why = f"{model.param_count():,} {build_trials.NOT_PROVED} "
+    why += why_not_proved(found.certificate, found.graph)
+    return replace(kept, tried=(*kept.tried, (how, why)))
 
 
 def _maps_rebuilt(

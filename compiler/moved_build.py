@@ -13,12 +13,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from dataclasses import replace
 
-from compiler.alternatives import keep_proved
-from compiler.build_trials import NOT_PROVED, Builds, Kept
+from compiler.alternatives import form_instead
+from compiler.build_trials import Builds, Kept
 from compiler.graph import Graph
-from compiler.refusals import refused_why, why_not_proved
 from compiler.smaller_builds import MOVED
-from rasp.errors import CompileError
 
 
 def moved_instead(
@@ -39,18 +37,13 @@ def moved_instead(
     names = build.moves()
     if not names:
         return kept
-    note("build " + MOVED)
-    moved = replace(
+    return form_instead(
+        kept,
         build,
-        model=lambda options: build.model(replace(options, moved_maps=names)),
-        sketch=lambda options: build.sketch(replace(options, moved_maps=names)),
+        graph(),
+        lambda options: replace(options, moved_maps=names),
+        MOVED,
+        max_len,
+        max_params,
+        note,
     )
-    try:
-        found = keep_proved(moved, graph(), max_len, max_params, note)
-    except CompileError as err:
-        return replace(kept, tried=(*kept.tried, (MOVED, refused_why(err))))
-    if found.certificate.ok:
-        return replace(found, options=replace(found.options, moved_maps=names))
-    model = found.model
-    why = f"{model.param_count():,} {NOT_PROVED} {why_not_proved(found.certificate, found.graph)}"
-    return replace(kept, tried=(*kept.tried, (MOVED, why)))

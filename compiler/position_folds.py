@@ -34,14 +34,12 @@ from dataclasses import replace
 from typing import Any
 
 from compiler import build_facts
-from compiler.alternatives import keep_proved
-from compiler.build_trials import NOT_PROVED, Builds, Kept
+from compiler.alternatives import form_instead
+from compiler.build_trials import Builds, Kept
 from compiler.constants import fold_constants
 from compiler.graph import Graph, IRNode, Op
 from compiler.position_functions import AtPosition, identical_value
-from compiler.refusals import refused_why, why_not_proved
 from compiler.values import ValueSets
-from rasp.errors import CompileError
 
 POSITIONS = "with s-ops of the position alone read as maps of indices"
 
@@ -145,18 +143,13 @@ def positions_instead(
     kept_names = {node.name for node in kept.graph.nodes}
     if names <= kept_names and build_facts.untouched_failure(kept, names):
         return kept
-    note("build with s-ops of the position alone read as maps of indices")
-    folded = replace(
+    return form_instead(
+        kept,
         build,
-        model=lambda options: build.model(replace(options, positions=True)),
-        sketch=lambda options: build.sketch(replace(options, positions=True)),
+        graph(),
+        lambda options: replace(options, positions=True),
+        POSITIONS,
+        max_len,
+        max_params,
+        note,
     )
-    try:
-        found = keep_proved(folded, graph(), max_len, max_params, note)
-    except CompileError as err:
-        return replace(kept, tried=(*kept.tried, (POSITIONS, refused_why(err))))
-    if found.certificate.ok:
-        return replace(found, options=replace(found.options, positions=True))
-    model = found.model
-    why = f"{model.param_count():,} {NOT_PROVED} {why_not_proved(found.certificate, found.graph)}"
-    return replace(kept, tried=(*kept.tried, (POSITIONS, why)))
