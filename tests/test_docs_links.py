@@ -17,7 +17,7 @@ ROOT = Path(__file__).resolve().parents[1]
 DOCS = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
 _FENCE = re.compile(r"^(`{3,}|~{3,})")
 _HEADING = re.compile(r"^(#{1,6})\s+(.*?)\s*#*\s*$")
-_LINK = re.compile(r"(?<!!)\[[^\]\n]*\]\(([^)\s]+)\)|!\[[^\]\n]*\]\(([^)\s]+)\)")
+_LINK = re.compile(r"(?<!!)\[[^\]]*\]\(([^)\s]+)\)|!\[[^\]]*\]\(([^)\s]+)\)")  # text may wrap
 # `docs/runtime.md, "Speed"`, `docs/inspect.md's "The REPL's compiled view"`, wrapped anywhere
 _PAGE_SECTION = re.compile(r"((?:docs/)?[\w-]+\.md)(?:'s)?,?\s+\"([^\"]+)\"")
 # `"Evaluation orders" above`, `"`rasp verify` in full", below`: a section of the same page
@@ -145,6 +145,9 @@ def test_the_references_are_found() -> None:
     named = [(m.group(1), " ".join(m.group(2).split())) for m in _PAGE_SECTION.finditer(readme)]
     assert ("docs/inspect.md", "Conventions of every command") in named
     assert ("docs/inspect.md", "The REPL's compiled view") in named  # wrapped over two lines
+    inspect = read[(ROOT / "docs" / "inspect.md").resolve()]
+    links = [m.group(1) for m in _LINK.finditer(inspect)]
+    assert "#rasp-verify" in links and "#conventions-of-every-command" in links  # text wrapped
 
 
 def test_a_broken_anchor_or_section_is_found(tmp_path: Path) -> None:
