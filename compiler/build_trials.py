@@ -135,6 +135,9 @@ class Kept:
     tried: tuple[tuple[str, str], ...] = ()
     # located notes for its refusal where it is not proved (compiler.vote_form)
     notes: tuple[Diagnostic, ...] = ()
+    # its smaller builds were tried (compiler.smaller_builds.smaller_instead): not again, as a
+    # last build kept by `keep_proved` (which tries them) would be by the driver
+    smaller_tried: bool = False
 
 
 def certify_model(model: CompiledModel) -> Certificate:

@@ -383,7 +383,8 @@ def _compile_sop(
             note,
         )
         if kept is not formed:  # one of these last builds of the prepared form, where no larger:
-            # maps moved before their copies, maps read two ways from one one-hot
+            # maps moved before their copies, maps read two ways from one one-hot (not again
+            # where keep_proved kept it, the fold's and the moved maps': `Kept.smaller_tried`)
             kept = smaller_instead(builder(sop, max_params), kept, note, [])
     except CompileError as err:  # a tracr map's unholdable value may be the reason, said first
         raise _with_value_problems(program, err, vocab, max_len) from None

@@ -32,8 +32,9 @@ def smaller_instead(
     build: Builds, kept: Kept, note: Callable[[str], None], tried: list[tuple[str, str]]
 ) -> Kept:
     """`kept` (proved), or a build with maps moved before their copies, then with maps read two
-    ways read from one one-hot, each where proved and no larger (module doc)."""
-    if not kept.certificate.ok:
+    ways read from one one-hot, each where proved and no larger (module doc); once per build
+    (`Kept.smaller_tried`: a second pass would plan and certify the same builds again)."""
+    if not kept.certificate.ok or kept.smaller_tried:
         return kept
     moved = build.moves()
     if moved and not kept.options.moved_maps:
@@ -43,7 +44,7 @@ def smaller_instead(
     if shared and not kept.options.shared_readings:
         options = replace(kept.options, shared_readings=shared)
         kept = _no_larger(build, kept, options, SHARED, note, tried)
-    return kept
+    return replace(kept, smaller_tried=True)
 
 
 def read_two_ways(kept: Kept) -> frozenset[str]:

@@ -7,13 +7,14 @@ import random
 
 import pytest
 
-from compiler import compile_sop
-from compiler.build_trials import BuildOptions
+from compiler import compile_sop, driver
+from compiler.build_trials import BuildOptions, Builds, Kept
+from compiler.certificate import Certificate
 from compiler.forms import prepare
 from compiler.graph import Op, build_graph
 from compiler.model import Sketch
 from compiler.moved_maps import movable, move_maps
-from compiler.smaller_builds import no_larger
+from compiler.smaller_builds import no_larger, smaller_instead
 from compiler.values import infer_values
 from rasp import sops as S
 from rasp.errors import CompileError, Source
@@ -240,3 +241,41 @@ class _Sized:
 def test_the_options_default_to_nothing_moved_or_shared() -> None:
     options = BuildOptions()
     assert options.moved_maps == frozenset() and options.shared_readings == frozenset()
+
+
+def test_a_last_build_kept_by_keep_proved_tries_its_smaller_builds_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # SEED's fold (the driver's last build, through keep_proved) is proved and tries the maps
+    # moved on it inside keep_proved; the driver tried them again on the result (planned twice)
+    planned: list[BuildOptions] = []
+    plan_build = driver.plan_build
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        planned.append(kwargs["options"])
+        return plan_build(*args, **kwargs)
+
+    monkeypatch.setattr("compiler.driver.plan_build", counted)
+    model = compile_sop(_root(SEED), list("012"), 12, causal=True)
+    assert _size(model) == (3_302, 2)
+    folded_moved = [o for o in planned if o.positions and o.moved_maps]
+    assert len(folded_moved) == 1
+
+
+def test_smaller_builds_are_tried_once_per_build() -> None:
+    vocab, n = list("ab"), 10
+    graph = build_graph(prepare(_root(MOVED), vocab, n))
+    model = compile_sop(_root(MOVED), vocab, n)
+    kept = Kept(model, graph, Certificate(()), BuildOptions(), smaller_tried=True)
+
+    def no_build(options: BuildOptions) -> None:
+        raise AssertionError("a build planned again")
+
+    builds = Builds(
+        model=no_build,  # type: ignore[arg-type]
+        sketch=no_build,  # type: ignore[arg-type]
+        single_key=frozenset,
+        mixed_copies=lambda: False,
+        moves=lambda: frozenset({"x"}),
+    )
+    assert smaller_instead(builds, kept, lambda stage: None, []) is kept
