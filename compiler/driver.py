@@ -26,6 +26,7 @@ from compiler.plan_reuse import PlanRefusal, repeated
 from compiler.position_folds import foldable, positions_instead
 from compiler.program_forms import keep_form
 from compiler.refusals import also_tried, header_refusal, refusals
+from compiler.same_models import Certified
 from compiler.side_build import sides_instead
 from compiler.size_check import check_size
 from compiler.smaller_builds import smaller_instead
@@ -168,6 +169,10 @@ def _compile_sop(
     except CompileError as err:
         raise causal_noted(err) from None
 
+    # every build's certificate by its model (compiler.same_models): another build of any form
+    # that assembles the same model is not certified again
+    certified = Certified()
+
     # the builder of the form last sketched (`sketch`), by (its form, limit): the vote form is
     # sketched and then, where smaller, built (compiler.vote_form), from the one plan
     sketched: list[tuple[sops.Node, int | None, Builds]] = []
@@ -301,6 +306,7 @@ def _compile_sop(
             folds=folds,
             moves=moves,
             refused_weights=not require_certificate,  # (else a refused model is never returned)
+            certified=certified,
         )
 
     def keep(
