@@ -119,6 +119,9 @@ class Builds:
     # the maps of the prepared default form that `moved_maps` moves before their single-key
     # copies (compiler.moved_maps); none, it changes nothing
     moves: Callable[[], frozenset[str]] = lambda: frozenset()
+    # of those, the maps that read the form's copies themselves (`moved_maps.innermost`: no map
+    # of a chain after its first), moved first: a chain moved is kept only where smaller again
+    first_moves: Callable[[], frozenset[str]] = lambda: frozenset()
     # whether a build kept for its refusal keeps its weights (`compile_sop(...,
     # require_certificate=False)` returns it); else they are released once it is certified
     # (`CompiledModel.without_weights`), before the other builds are tried

@@ -20,7 +20,7 @@ from compiler.graph import Graph, Op, build_graph
 from compiler.known_sums import lines_instead
 from compiler.model import CompiledModel, Sketch
 from compiler.moved_build import moved_instead
-from compiler.moved_maps import movable
+from compiler.moved_maps import innermost, movable
 from compiler.plan_limit import planning_under
 from compiler.plan_reuse import PlanRefusal, repeated
 from compiler.position_folds import foldable, positions_instead
@@ -298,6 +298,10 @@ def _compile_sop(
             graph = build_graph(sop)
             return movable(graph, analysed(graph))
 
+        @functools.cache
+        def first_moves() -> frozenset[str]:
+            return innermost(build_graph(sop), moves())
+
         return Builds(
             model=model,
             sketch=lambda options: plan(options).sketch,
@@ -305,6 +309,7 @@ def _compile_sop(
             mixed_copies=lambda: copies()[1],
             folds=folds,
             moves=moves,
+            first_moves=first_moves,
             refused_weights=not require_certificate,  # (else a refused model is never returned)
             certified=certified,
         )

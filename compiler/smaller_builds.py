@@ -25,6 +25,7 @@ from compiler.graph import Op
 from compiler.model import Sketch
 
 MOVED = "with maps moved before single-key copies"
+CHAINS = "with chains of maps moved before single-key copies"
 SHARED = "with numbers of one-hot maps read from the one-hot"
 
 
@@ -36,10 +37,14 @@ def smaller_instead(
     (`Kept.smaller_tried`: a second pass would plan and certify the same builds again)."""
     if not kept.certificate.ok or kept.smaller_tried:
         return kept
-    moved = build.moves()
-    if moved and not kept.options.moved_maps:
-        options = replace(kept.options, moved_maps=moved)
+    moved, first = build.moves(), build.first_moves()
+    if first and not kept.options.moved_maps:
+        options = replace(kept.options, moved_maps=first)
         kept = _no_larger(build, kept, options, MOVED, note, tried)
+    if moved != first and kept.options.moved_maps < moved:
+        # every map of each chain, where no larger than its first alone moved (or none)
+        options = replace(kept.options, moved_maps=moved)
+        kept = _no_larger(build, kept, options, CHAINS, note, tried)
     shared = read_two_ways(kept)
     if shared and not kept.options.shared_readings:
         options = replace(kept.options, shared_readings=shared)
