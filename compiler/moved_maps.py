@@ -8,7 +8,10 @@ written (its sources' readings, often a number stepped once) and the copy moves 
 values, where the map over the copy reads the copy's one-hot of x's many values (docs/compiler.md,
 "Builds kept where no larger": 24,506 parameters in 4 layers, moved 15,049 in 3). A map of
 several copies by one such selector moves too (`shift(a, 1, 0) + shift(b, 1, 0)` is
-`shift(a + b, 1, 0)`: every copy copies the same key, or none).
+`shift(a + b, 1, 0)`: every copy copies the same key, or none). A chain moves whole: a map of
+moved maps (and of copies by their selector) is the copy of the map of their source maps
+(`round(shift(x, 1, d)) % 3` is `shift(round(x) % 3, 1, round(d) % 3)`), checked on every value
+its source maps take; `innermost` names each chain's first map, which moves alone too.
 
 Not moved: a map of anything besides such copies and constants (`round(shift(x) + indices)` is
 no map of the copied values alone), copies whose selector may select several keys (a mean of the

@@ -2,7 +2,9 @@
 
 - *Maps moved before single-key copies* (`BuildOptions.moved_maps`, `compiler.moved_maps`):
   `round(shift(x, 1, d))` as `shift(round(x), 1, round(d))`, the map stepped on x where x is
-  written and the copy moving the map's few values, not x's many.
+  written and the copy moving the map's few values, not x's many. Each chain's first map alone
+  first (`Builds.first_moves`), then every map of the chains (`Builds.moves`), each kept where no
+  larger than the build before it.
 - *One reading of a map read two ways* (`BuildOptions.shared_readings`): a map read both as a
   number and as a one-hot was two step MLPs over the same input, one writing the number and one
   the one-hot; the number is then the free view of the one-hot (sum of value x column), and the
