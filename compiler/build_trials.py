@@ -16,6 +16,7 @@ from compiler.certify import Certificate, recheck
 from compiler.graph import Graph
 from compiler.model import CompiledModel, Sketch
 from compiler.refusals import refused_why, why_not_proved
+from compiler.same_models import Certified, model_key
 from rasp.errors import CompileError, Diagnostic
 
 # what `proved` says of a build that was built and not proved (after its parameter count)
@@ -118,10 +119,16 @@ class Builds:
     # the maps of the prepared default form that `moved_maps` moves before their single-key
     # copies (compiler.moved_maps); none, it changes nothing
     moves: Callable[[], frozenset[str]] = lambda: frozenset()
+    # of those, the maps that read the form's copies themselves (`moved_maps.innermost`: no map
+    # of a chain after its first), moved first: a chain moved is kept only where smaller again
+    first_moves: Callable[[], frozenset[str]] = lambda: frozenset()
     # whether a build kept for its refusal keeps its weights (`compile_sop(...,
     # require_certificate=False)` returns it); else they are released once it is certified
     # (`CompiledModel.without_weights`), before the other builds are tried
     refused_weights: bool = True
+    # the certificates of the compile's models so far, by what certifying reads (compiler.
+    # same_models): a build that assembles one of them again is not certified again
+    certified: Certified | None = None
 
 
 @dataclass(frozen=True)
@@ -135,6 +142,9 @@ class Kept:
     tried: tuple[tuple[str, str], ...] = ()
     # located notes for its refusal where it is not proved (compiler.vote_form)
     notes: tuple[Diagnostic, ...] = ()
+    # its smaller builds were tried (compiler.smaller_builds.smaller_instead): not again, as a
+    # last build kept by `keep_proved` (which tries them) would be by the driver
+    smaller_tried: bool = False
 
 
 def certify_model(model: CompiledModel) -> Certificate:
@@ -203,21 +213,27 @@ def proved(
         tried.append((how, "it ran out of memory"))
         failed.add(options)
         return None
-    certificate = certified(model, how, note)
-    if certificate is None:
-        tried.append((how, "certifying it ran out of memory"))
-        failed.add(options)
-        return None
+    key = None if build.certified is None else model_key(model)
+    earlier = None if build.certified is None else build.certified.get(key)
+    if earlier is not None:
+        certificate = earlier[1]  # the same model, certified before in this compile
+    else:
+        certificate = certified(model, how, note)
+        if certificate is None:
+            tried.append((how, "certifying it ran out of memory"))
+            failed.add(options)
+            return None
+        if build.certified is not None:
+            build.certified.add(key, how, certificate)
     if not certificate.ok:
         failed.add(options)
         if noisy is not None and model.noisy_tables:
             noisy.append(options)
-        tried.append(
-            (
-                how,
-                f"{model.param_count():,} {NOT_PROVED} " + why_not_proved(certificate, graph),
-            )
-        )
+        if earlier is not None and earlier[0] != how:  # (its failure is noted with it)
+            why = f"the same model as the build {earlier[0]} ({model.param_count():,} parameters)"
+        else:
+            why = f"{model.param_count():,} {NOT_PROVED} " + why_not_proved(certificate, graph)
+        tried.append((how, why))
         return None
     return Kept(model, graph, certificate, options)
 

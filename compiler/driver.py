@@ -20,12 +20,13 @@ from compiler.graph import Graph, Op, build_graph
 from compiler.known_sums import lines_instead
 from compiler.model import CompiledModel, Sketch
 from compiler.moved_build import moved_instead
-from compiler.moved_maps import movable
+from compiler.moved_maps import innermost, movable
 from compiler.plan_limit import planning_under
 from compiler.plan_reuse import PlanRefusal, repeated
 from compiler.position_folds import foldable, positions_instead
 from compiler.program_forms import keep_form
 from compiler.refusals import also_tried, header_refusal, refusals
+from compiler.same_models import Certified
 from compiler.side_build import sides_instead
 from compiler.size_check import check_size
 from compiler.smaller_builds import smaller_instead
@@ -168,6 +169,10 @@ def _compile_sop(
     except CompileError as err:
         raise causal_noted(err) from None
 
+    # every build's certificate by its model (compiler.same_models): another build of any form
+    # that assembles the same model is not certified again
+    certified = Certified()
+
     # the builder of the form last sketched (`sketch`), by (its form, limit): the vote form is
     # sketched and then, where smaller, built (compiler.vote_form), from the one plan
     sketched: list[tuple[sops.Node, int | None, Builds]] = []
@@ -293,6 +298,10 @@ def _compile_sop(
             graph = build_graph(sop)
             return movable(graph, analysed(graph))
 
+        @functools.cache
+        def first_moves() -> frozenset[str]:
+            return innermost(build_graph(sop), moves())
+
         return Builds(
             model=model,
             sketch=lambda options: plan(options).sketch,
@@ -300,7 +309,9 @@ def _compile_sop(
             mixed_copies=lambda: copies()[1],
             folds=folds,
             moves=moves,
+            first_moves=first_moves,
             refused_weights=not require_certificate,  # (else a refused model is never returned)
+            certified=certified,
         )
 
     def keep(
@@ -383,7 +394,8 @@ def _compile_sop(
             note,
         )
         if kept is not formed:  # one of these last builds of the prepared form, where no larger:
-            # maps moved before their copies, maps read two ways from one one-hot
+            # maps moved before their copies, maps read two ways from one one-hot (not again
+            # where keep_proved kept it, the fold's and the moved maps': `Kept.smaller_tried`)
             kept = smaller_instead(builder(sop, max_params), kept, note, [])
     except CompileError as err:  # a tracr map's unholdable value may be the reason, said first
         raise _with_value_problems(program, err, vocab, max_len) from None

@@ -34,14 +34,19 @@ def moved_instead(
     if kept.certificate.ok:
         return kept
     build = builds()
-    names = build.moves()
+    names, chains = build.first_moves(), build.moves()
     if not names:
         return kept
+    # every build moves each chain's first map; where one is proved, the chains too where no
+    # larger (compiler.smaller_builds, inside keep_proved: the build's own moves are left alone)
+    build = replace(
+        build, moves=lambda: chains if chains != names else frozenset(), first_moves=frozenset
+    )
     return form_instead(
         kept,
         build,
         graph(),
-        lambda options: replace(options, moved_maps=names),
+        lambda options: replace(options, moved_maps=options.moved_maps or names),
         MOVED,
         max_len,
         max_params,

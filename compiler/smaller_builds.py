@@ -2,7 +2,9 @@
 
 - *Maps moved before single-key copies* (`BuildOptions.moved_maps`, `compiler.moved_maps`):
   `round(shift(x, 1, d))` as `shift(round(x), 1, round(d))`, the map stepped on x where x is
-  written and the copy moving the map's few values, not x's many.
+  written and the copy moving the map's few values, not x's many. Each chain's first map alone
+  first (`Builds.first_moves`), then every map of the chains (`Builds.moves`), each kept where no
+  larger than the build before it.
 - *One reading of a map read two ways* (`BuildOptions.shared_readings`): a map read both as a
   number and as a one-hot was two step MLPs over the same input, one writing the number and one
   the one-hot; the number is then the free view of the one-hot (sum of value x column), and the
@@ -25,6 +27,7 @@ from compiler.graph import Op
 from compiler.model import Sketch
 
 MOVED = "with maps moved before single-key copies"
+CHAINS = "with chains of maps moved before single-key copies"
 SHARED = "with numbers of one-hot maps read from the one-hot"
 
 
@@ -32,18 +35,23 @@ def smaller_instead(
     build: Builds, kept: Kept, note: Callable[[str], None], tried: list[tuple[str, str]]
 ) -> Kept:
     """`kept` (proved), or a build with maps moved before their copies, then with maps read two
-    ways read from one one-hot, each where proved and no larger (module doc)."""
-    if not kept.certificate.ok:
+    ways read from one one-hot, each where proved and no larger (module doc); once per build
+    (`Kept.smaller_tried`: a second pass would plan and certify the same builds again)."""
+    if not kept.certificate.ok or kept.smaller_tried:
         return kept
-    moved = build.moves()
-    if moved and not kept.options.moved_maps:
-        options = replace(kept.options, moved_maps=moved)
+    moved, first = build.moves(), build.first_moves()
+    if first and not kept.options.moved_maps:
+        options = replace(kept.options, moved_maps=first)
         kept = _no_larger(build, kept, options, MOVED, note, tried)
+    if moved != first and kept.options.moved_maps < moved:
+        # every map of each chain, where no larger than its first alone moved (or none)
+        options = replace(kept.options, moved_maps=moved)
+        kept = _no_larger(build, kept, options, CHAINS, note, tried)
     shared = read_two_ways(kept)
     if shared and not kept.options.shared_readings:
         options = replace(kept.options, shared_readings=shared)
         kept = _no_larger(build, kept, options, SHARED, note, tried)
-    return kept
+    return replace(kept, smaller_tried=True)
 
 
 def read_two_ways(kept: Kept) -> frozenset[str]:

@@ -7,13 +7,14 @@ import random
 
 import pytest
 
-from compiler import compile_sop
-from compiler.build_trials import BuildOptions
+from compiler import compile_sop, driver
+from compiler.build_trials import BuildOptions, Builds, Kept
+from compiler.certificate import Certificate
 from compiler.forms import prepare
 from compiler.graph import Op, build_graph
 from compiler.model import Sketch
-from compiler.moved_maps import movable, move_maps
-from compiler.smaller_builds import no_larger
+from compiler.moved_maps import innermost, movable, move_maps
+from compiler.smaller_builds import no_larger, smaller_instead
 from compiler.values import infer_values
 from rasp import sops as S
 from rasp.errors import CompileError, Source
@@ -240,3 +241,100 @@ class _Sized:
 def test_the_options_default_to_nothing_moved_or_shared() -> None:
     options = BuildOptions()
     assert options.moved_maps == frozenset() and options.shared_readings == frozenset()
+
+
+def test_a_last_build_kept_by_keep_proved_tries_its_smaller_builds_once(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # SEED's fold (the driver's last build, through keep_proved) is proved and tries the maps
+    # moved on it inside keep_proved; the driver tried them again on the result (planned twice)
+    planned: list[BuildOptions] = []
+    plan_build = driver.plan_build
+
+    def counted(*args, **kwargs):  # type: ignore[no-untyped-def]
+        planned.append(kwargs["options"])
+        return plan_build(*args, **kwargs)
+
+    monkeypatch.setattr("compiler.driver.plan_build", counted)
+    model = compile_sop(_root(SEED), list("012"), 12, causal=True)
+    assert _size(model) == (3_302, 2)
+    folded_moved = [o for o in planned if o.positions and o.moved_maps]
+    assert len(folded_moved) == 1
+
+
+def test_smaller_builds_are_tried_once_per_build() -> None:
+    vocab, n = list("ab"), 10
+    graph = build_graph(prepare(_root(MOVED), vocab, n))
+    model = compile_sop(_root(MOVED), vocab, n)
+    kept = Kept(model, graph, Certificate(()), BuildOptions(), smaller_tried=True)
+
+    def no_build(options: BuildOptions) -> None:
+        raise AssertionError("a build planned again")
+
+    builds = Builds(
+        model=no_build,  # type: ignore[arg-type]
+        sketch=no_build,  # type: ignore[arg-type]
+        single_key=frozenset,
+        mixed_copies=lambda: False,
+        moves=lambda: frozenset({"x"}),
+    )
+    assert smaller_instead(builds, kept, lambda stage: None, []) is kept
+
+
+# round and % 3 of a copy of v's many values: the first alone moved, the copy moves round(v)'s
+# values and % 3 is stepped on its one-hot; the chain moved, the copy moves 0..2
+CHAIN = MOVED.replace("round(shift(v, 1, False))", "round(shift(v, 1, False)) % 3")
+
+
+def test_a_chain_of_maps_of_a_copy_moves_whole_and_agrees(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    vocab, n = list("ab"), 10
+    graph = build_graph(prepare(_root(CHAIN), vocab, n))
+    names = movable(graph, infer_values(graph, vocab, n))
+    assert len(names) == 2 and len(innermost(graph, names)) == 1
+    root = _root(CHAIN)
+    model = compile_sop(root, vocab, n)
+    assert model.metadata["certificate"]["ok"]
+    assert _size(model) == (5_367, 3)
+    inputs = all_inputs(vocab, n)
+    assert check_inputs(model, root, inputs) == len(inputs)
+    # each chain's first alone (as before chains moved), then nothing moved
+    monkeypatch.setattr(
+        "compiler.driver.movable", lambda graph, values: innermost(graph, movable(graph, values))
+    )
+    assert _size(compile_sop(root, vocab, n)) == (15_049, 3)
+    _without(monkeypatch)
+    assert _size(compile_sop(root, vocab, n)) == (24_506, 4)
+
+
+def test_the_moved_chain_maps_each_source_map() -> None:
+    vocab, n = list("ab"), 6
+    graph = build_graph(prepare(_root(CHAIN), vocab, n))
+    values = infer_values(graph, vocab, n)
+    names = movable(graph, values)
+    moved = move_maps(graph, values, names)
+    sources = [node for node in moved.nodes if node.name.endswith("~before_copy")]
+    assert len(sources) == 2
+    first, *rest = sources
+    assert moved[first.inputs[0]].name == "v"
+    for before, node in zip(sources, rest, strict=False):
+        assert node.inputs == (before.index,)  # each map of the one before it, before the copy
+    copy = moved[moved.root].inputs[1]
+    assert moved[copy].op is Op.AGGREGATE and moved[copy].inputs[1] == sources[-1].index
+    assert moved[copy].value == 0  # round(False) % 3
+    # the first alone moves as before chains did
+    alone = move_maps(graph, values, innermost(graph, names))
+    assert len(alone.nodes) == len(graph.nodes) + 1
+
+
+def test_a_chain_stops_at_a_map_failing_on_a_value_its_source_map_takes() -> None:
+    # c * 2 moves (0 where x is 0, at positions no query copies); 6 / (c * 2) would divide by
+    # that 0 before the copy, where the program never does
+    text = """x = tokens_int - indices;
+c = aggregate(select(indices, 0, ==), x, 1);
+m = c * 2;
+res = 6 / m;"""
+    assert _movable(text, [1, 2], 4) == frozenset({"m"})
+    safe = text.replace("6 / m", "6 / (m + 10)")
+    assert _movable(safe, [1, 2], 4) == frozenset({"m", "_map_1", "res"})
