@@ -16,14 +16,12 @@ from typing import Any
 from rasp import ast
 from rasp.errors import RaspError, Span
 from rasp.text_width import clip
+from rasp.tools.repl_example_check import ON_EXAMPLE
 from rasp.values import UndefinedName
 
 # how much of a statement's text and a failure's message the explanation quotes (one line each)
 STATEMENT_COLUMNS = 60
 REASON_COLUMNS = 100
-
-# the hint of a failure on the running example starts so (`ReplSession._check_on_example`)
-_ON_EXAMPLE = "this fails on the running example"
 
 # a name's value, None where it is unbound (`Interpreter.value`)
 ValueOf = Callable[[str], Any]
@@ -39,7 +37,7 @@ class Unbound:
     where: str
     reason: str = ""
     blocker: str = ""
-    on_example: bool = False  # it failed on the running example (`ReplSession._check_on_example`)
+    on_example: bool = False  # it failed on the running example (`ExampleCheck`)
 
 
 class FailedNames:
@@ -72,7 +70,7 @@ class FailedNames:
             _quoted(stmt.span),
             _where(stmt.span),
             reason=self._reason(err),
-            on_example=_ON_EXAMPLE in (err.hint or ""),
+            on_example=ON_EXAMPLE in (err.hint or ""),
         )
         for name in _assigned(stmt, value_of):
             self._unbound[name] = why
