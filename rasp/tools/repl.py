@@ -202,6 +202,7 @@ class ReplSession:
         try:
             program = parse(text, filename)
         except RaspError as err:
+            self.failed_names.parse_failed(text, err, self.interpreter.value)
             return err.render(width=self.width)
         for k, stmt in enumerate(program.statements):
             # its precedence warnings, once as it is entered (not at each evaluation), and those
