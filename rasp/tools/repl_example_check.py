@@ -1,4 +1,4 @@
-"""The REPL's definition-time check: every new s-op and selector is evaluated on its running example.
+"""The REPL's definition-time check: each new s-op and selector evaluated on its running example.
 
 As the original RASP REPL, a name whose value fails on the running example (`hello` for an s-op,
 its selector example for a selector) is reported and not bound. `ExampleCheck` does the evaluating

@@ -76,8 +76,8 @@ class FailedNames:
 
     def parse_failed(self, text: str, err: RaspError, value_of: ValueOf) -> None:
         """Typed entry `text` did not parse (`err`), so none of it ran: the names its leading
-        `NAME =` or `def NAME(` binds, still unbound, are remembered (others cannot be read soundly from text
-        that does not parse)."""
+        `NAME =` or `def NAME(` binds, still unbound, are remembered (others cannot be read
+        soundly from text that does not parse)."""
         leading = _LEADING_NAMES.match(text)
         if leading is None:
             return
