@@ -15,7 +15,7 @@ import numpy as np
 
 from rasp import residual_labels
 from rasp.seqvalues import SeqType
-from rasp.text_width import display_width, ljust, printable
+from rasp.text_width import display_width, ljust, printable, printable_with
 from rasp.tools.certificate_text import table_lines
 from rasp.tools.model_file import ModelFile
 from rasp.tools.residual_traffic import Traffic, TrafficCounter
@@ -151,11 +151,9 @@ def _printable_name(label: str) -> str:
 
 def _quoted(value: str) -> str:
     """A string in double quotes as JSON writes it, with the characters JSON leaves raw that a
-    terminal acts on (DEL, C1 controls, bidi overrides, line separators) as its `\\u` escapes."""
-    text = json.dumps(value, ensure_ascii=False)
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in text)
+    terminal acts on (DEL, C1 controls, bidi overrides, line separators) as its `\\u` escapes; a
+    zero-width joiner inside an emoji sequence stays (`"👨‍👩‍👧"`: `printable_with`)."""
+    return printable_with(json.dumps(value, ensure_ascii=False), lambda c: json.dumps(c)[1:-1])
 
 
 def _printable(value: Any) -> Any:
