@@ -1,4 +1,4 @@
-"""`rasp show` of a model whose tokens are emoji sequences: each shown as itself (`"👨‍👩‍👧"`, was
+"""`rasp show` of a model whose tokens are emoji sequences: each shown as itself (`👨‍👩‍👧`, was
 `"👨\\u200d👩\\u200d👧"`), and the certificate table's blocks cut by columns between graphemes
 (golden: tests/golden/show/family.txt)."""
 
@@ -35,7 +35,7 @@ def test_show_of_emoji_tokens_is_golden(tmp_path: Path, golden: Any) -> None:
     path = tmp_path / "family.safetensors"
     model.save(path)
     text = format_summary(summarize(printable_file(read_model_file(path))))
-    assert f'"{FAMILY}" "{RAINBOW}" "a\\u200db"' in text
+    assert f'vocab:       {FAMILY} {RAINBOW} "a\\u200db"' in text  # (bare, as `日` is)
     golden(
         Path(__file__).parent / "golden" / "show" / "family.txt",
         text.replace(str(path), "family.safetensors") + "\n",
@@ -51,3 +51,11 @@ def test_the_certificate_tables_blocks_are_cut_between_graphemes() -> None:
     # 22 columns: x, ten families and the mark; xy, nine and the mark (not half a family)
     assert "x" + FAMILY * 10 + "…  relu" in lines[0]
     assert "xy" + FAMILY * 9 + "…   relu" in lines[1]
+
+
+def test_verify_and_compile_write_an_emoji_vocabulary_with_its_letters() -> None:
+    from rasp.tools.verify_text import show_tokens
+
+    assert show_tokens([FAMILY, "a\u200db", "x\u202e"]) == (
+        f'["{FAMILY}", "a\\u200db", "x\\u202e"]'  # (a joiner between letters, a bidi mark: escaped)
+    )

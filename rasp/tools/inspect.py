@@ -425,7 +425,7 @@ def summary_json(summary: ModelSummary) -> dict[str, Any]:
 def _token_text(token: Any) -> str:
     from rasp.tools.arguments import token_text
 
-    if isinstance(token, str) and not token.isprintable():
+    if isinstance(token, str) and printable(token) != token:  # (`👨‍👩‍👧` bare, as `日` is)
         return _quoted(token)
     return token_text(token)
 
@@ -443,7 +443,7 @@ def _label_value_text(value: str) -> str:
     """A residual label's value as the vocabulary line shows a token: bare, or in double quotes
     (JSON, as RASP writes a string) where it is empty or holds a space, a quote or a backslash,
     which bare would run into the next value."""
-    if value and value.isprintable() and not any(c.isspace() or c in '"\\' for c in value):
+    if value and printable(value) == value and not any(c.isspace() or c in '"\\' for c in value):
         return value
     return _quoted(value)
 
