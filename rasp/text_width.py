@@ -169,6 +169,20 @@ def printable_with(text: str, escape: Callable[[str], str]) -> str:
     )
 
 
+def string_repr(text: str) -> str:
+    """`repr(text)`, but for the joiner of an emoji sequence, kept as itself (`printable`): a
+    list's string reads `['👨‍👩‍👧']`, not `['👨\\u200d👩\\u200d👧']`."""
+    shown = repr(text)
+    if text.isprintable() or _JOINER not in text:
+        return shown
+    quote = shown[0]  # (the quotes Python chose for the whole text)
+    body = "".join(
+        c if joins_emoji(text, k) else f"\\{c}" if c in (quote, "\\") else repr(c)[1:-1]
+        for k, c in enumerate(text)
+    )
+    return quote + body + quote
+
+
 def joins_emoji(text: str, k: int) -> bool:
     """Whether `text[k]` is a zero-width joiner between two pictographs (symbols; the one before
     may carry U+FE0F or a skin tone). Not one between letters: `a`, a joiner, `b` would show

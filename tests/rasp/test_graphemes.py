@@ -4,6 +4,7 @@ escaped the zero-width joiner of `👨‍👩‍👧` (`rasp show` printed `"�
 
 from __future__ import annotations
 
+import ast
 import json
 
 import pytest
@@ -11,7 +12,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from rasp.nodes import LABEL_MAX, cut_label
-from rasp.text_width import clip, display_width, graphemes, printable, printable_with
+from rasp.text_width import (
+    clip,
+    display_width,
+    graphemes,
+    printable,
+    printable_with,
+    string_repr,
+)
 
 FAMILY = "\U0001f468\u200d\U0001f469\u200d\U0001f467"  # 👨‍👩‍👧: five characters, one picture
 RAINBOW = "\U0001f3f3\ufe0f\u200d\U0001f308"  # 🏳️‍🌈
@@ -106,3 +114,13 @@ def test_printable_escapes_a_joiner_outside_an_emoji_sequence(text: str, shown: 
 
 def test_printable_with_takes_the_escape() -> None:
     assert printable_with(f"\x1b{FAMILY}", lambda c: f"<{ord(c):x}>") == f"<1b>{FAMILY}"
+
+
+@pytest.mark.parametrize(
+    "text", [FAMILY, f"{FAMILY}'", f"{FAMILY}'\"", f"{FAMILY}\\\n\x1b", "a\u200db", "it's", "plain"]
+)
+def test_string_repr_is_repr_but_for_an_emoji_sequences_joiner(text: str) -> None:
+    shown = string_repr(text)
+    assert ast.literal_eval(shown) == text  # (still Python's literal of it)
+    joined = FAMILY in text  # (a joiner between letters stays `\\u200d`)
+    assert shown == (repr(text).replace("\\u200d", "\u200d") if joined else repr(text))
