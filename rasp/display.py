@@ -35,7 +35,7 @@ import numpy as np
 
 from rasp.display_chunks import fits, fitted, span_text
 from rasp.sops import Selector, SeqType, SeqValue, SOp, evaluate, type_of_value
-from rasp.text_width import display_width, ljust, rjust
+from rasp.text_width import display_width, ljust, rjust, string_repr
 from rasp.text_wrap import wrap_indented
 from rasp.values import BuiltinFunction, RaspFunction
 from rasp.wording import int_text
@@ -127,7 +127,7 @@ def python_text(value: Any) -> str:
 def _python_item(value: Any) -> str:
     value = _plain(value)
     if isinstance(value, str):
-        return repr(value)
+        return string_repr(value)  # (`repr`, an emoji sequence shown as itself)
     return python_text(value)
 
 

@@ -15,6 +15,7 @@ from rasp.nodes import (
     TokensSOp,
     cut_label,
 )
+from rasp.text_width import display_width
 from rasp.wording import input_words, int_text
 
 
@@ -52,7 +53,7 @@ def _told_apart(names: Sequence[str], k: int, inputs: Sequence[SOp]) -> str:
     (`a + b + c + ... / a + b + d + ...`)."""
     sop = inputs[k]
     span = sop.span
-    if sop.name or span is None or len(span.shown_text()) <= LABEL_MAX:
+    if sop.name or span is None or display_width(span.shown_text()) <= LABEL_MAX:
         return names[k]  # not cut: it differs from every other input's text
     if not any(name == names[k] and inputs[j] is not sop for j, name in enumerate(names)):
         return names[k]

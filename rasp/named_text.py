@@ -20,6 +20,7 @@ from collections import Counter
 from collections.abc import Callable, Mapping
 
 from rasp.nodes import LABEL_MAX, is_one_term
+from rasp.text_width import display_width
 
 # what a derived dimension's name adds to its s-op's (`x.frac`, `x~sel`, `indices^2`)
 SEPARATORS = re.compile(r"[.~^]")
@@ -130,7 +131,7 @@ class MessageNames:
         if self._about(label) is not None and label in self._said:
             return None  # (a def's, which the message explained by its label)
         text = self._texts(label)
-        if text is None or len(text) > LABEL_MAX or _GENERATED_IN.search(text):
+        if text is None or display_width(text) > LABEL_MAX or _GENERATED_IN.search(text):
             return None
         return text if is_one_term(text) else f"({text})"
 

@@ -17,17 +17,19 @@ from enum import Enum
 from typing import Any
 
 from rasp.errors import Span
+from rasp.text_width import clip
 from rasp.walks import first_visits
 from rasp.wording import int_text
 
 Atom = int | float | str | bool | None
 
-LABEL_MAX = 40  # an unnamed node's label: its expression, cut to this many characters
+LABEL_MAX = 40  # an unnamed node's label: its expression, cut to this many terminal columns
 
 
 def cut_label(text: str) -> str:
-    """`text` cut to LABEL_MAX characters, its end marked `...` where it was cut."""
-    return text if len(text) <= LABEL_MAX else text[: LABEL_MAX - 3] + "..."
+    """`text` cut to LABEL_MAX terminal columns, its end marked `...` where it was cut (between
+    graphemes: `日` takes two columns, and a cut never splits `👨‍👩‍👧`; ASCII by characters)."""
+    return clip(text, LABEL_MAX, "...")
 
 
 # a name, possibly dotted (`x`, `lib.make_sort`)

@@ -16,6 +16,7 @@ a CJK character is two columns on every one.
 from __future__ import annotations
 
 import unicodedata
+from collections.abc import Callable
 from functools import lru_cache
 
 # Characters a terminal draws on the one before them, or not at all: nonspacing and enclosing
@@ -23,6 +24,7 @@ from functools import lru_cache
 # control characters.
 _ZERO_WIDTH_CATEGORIES = frozenset({"Mn", "Me", "Cf", "Cc"})
 _EMOJI_MODIFIERS = range(0x1F3FB, 0x1F400)  # skin tones: drawn on the emoji before them
+_REGIONAL_INDICATORS = range(0x1F1E6, 0x1F200)  # two of them are a flag (`🇫🇷`)
 # a Hangul syllable's vowel and final consonant jamo: drawn into the initial's two columns
 _JAMO_AFTER_INITIAL = (range(0x1160, 0x1200), range(0xD7B0, 0xD800))
 _SOFT_HYPHEN = "\xad"  # (a format character a terminal draws as a hyphen)
@@ -108,27 +110,89 @@ def rjust(text: str, width: int) -> str:
 
 
 def clip(text: str, width: int, mark: str = "…") -> str:
-    """`text` if it fits in `width` columns, else its longest start that fits with `mark` after it."""
+    """`text` if it fits in `width` columns, else its longest start that fits with `mark` after
+    it, cut between graphemes (`graphemes`): never through an accent, a flag or an emoji
+    sequence."""
     if display_width(text) <= width:
         return text
     room, kept = width - display_width(mark), []
-    for char, columns in zip(text, char_widths(text), strict=True):
-        room -= columns
+    for piece in graphemes(text):
+        room -= display_width(piece)
         if room < 0:
             break
-        kept.append(char)
+        kept.append(piece)
     return "".join(kept) + mark
+
+
+def graphemes(text: str) -> list[str]:
+    """`text` in the pieces a terminal draws as one, as `char_widths` counts them: a character
+    with the accents, skin tones, U+FE0F and jamo drawn on it, and what a zero-width joiner
+    joins to it (`👨‍👩‍👧`); a flag's two regional indicators (`🇫🇷`). So a cut never leaves half
+    a picture (a `👨` with its joiner dangling, a lone regional indicator)."""
+    pieces: list[str] = []
+    for k, char in enumerate(text):
+        if k and _joins_previous(text, k, pieces[-1]):
+            pieces[-1] += char
+        else:
+            pieces.append(char)
+    return pieces
+
+
+def _joins_previous(text: str, k: int, piece: str) -> bool:
+    """Whether `text[k]` is drawn as part of `piece`, the piece before it."""
+    char, code = text[k], ord(text[k])
+    if text[k - 1] == _JOINER or char in (_JOINER, _EMOJI_STYLE):
+        return True
+    if unicodedata.category(char) in ("Mn", "Me") or code in _EMOJI_MODIFIERS:
+        return True
+    if any(code in jamo for jamo in _JAMO_AFTER_INITIAL):
+        return True
+    # a regional indicator pairs with a lone one before it (`🇫🇷` is two: F and R)
+    return code in _REGIONAL_INDICATORS and len(piece) == 1 and ord(piece) in _REGIONAL_INDICATORS
 
 
 def printable(text: str) -> str:
     """`text` with each control or format character as its escape (`\\x1b`, `\\n`, `\\u202e`),
     for a terminal: a model file's strings cannot move the cursor, recolour the terminal, reorder
-    text or add lines (`transformer.errors` keeps its own copy: the runtime imports no `rasp`)."""
+    text or add lines (`transformer.errors` keeps its own copy: the runtime imports no `rasp`).
+    A zero-width joiner inside an emoji sequence (`👨‍👩‍👧`, `🏳️‍🌈`) stays (`joins_emoji`): it
+    only draws the pictures as one, which its escapes would show as `👨\\u200d👩\\u200d👧`."""
+    return printable_with(text, lambda c: c.encode("unicode_escape").decode("ascii"))
+
+
+def printable_with(text: str, escape: Callable[[str], str]) -> str:
+    """`printable`, with `escape(c)` for each character escaped (JSON's `\\u001b`, say)."""
     if text.isprintable():
         return text
     return "".join(
-        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
+        c if c.isprintable() or joins_emoji(text, k) else escape(c) for k, c in enumerate(text)
     )
+
+
+def string_repr(text: str) -> str:
+    """`repr(text)`, but for the joiner of an emoji sequence, kept as itself (`printable`): a
+    list's string reads `['👨‍👩‍👧']`, not `['👨\\u200d👩\\u200d👧']`."""
+    shown = repr(text)
+    if text.isprintable() or _JOINER not in text:
+        return shown
+    quote = shown[0]  # (the quotes Python chose for the whole text)
+    body = "".join(
+        c if joins_emoji(text, k) else f"\\{c}" if c in (quote, "\\") else repr(c)[1:-1]
+        for k, c in enumerate(text)
+    )
+    return quote + body + quote
+
+
+def joins_emoji(text: str, k: int) -> bool:
+    """Whether `text[k]` is a zero-width joiner between two pictographs (symbols; the one before
+    may carry U+FE0F or a skin tone). Not one between letters: `a`, a joiner, `b` would show
+    `ab`."""
+    if text[k] != _JOINER or k + 1 >= len(text) or unicodedata.category(text[k + 1]) != "So":
+        return False
+    before = k - 1
+    while before >= 0 and (text[before] == _EMOJI_STYLE or ord(text[before]) in _EMOJI_MODIFIERS):
+        before -= 1
+    return before >= 0 and unicodedata.category(text[before]) == "So"
 
 
 def line_columns(line: str) -> int:

@@ -15,7 +15,7 @@ import numpy as np
 
 from rasp import residual_labels
 from rasp.seqvalues import SeqType
-from rasp.text_width import display_width, ljust, printable
+from rasp.text_width import display_width, ljust, printable, printable_with
 from rasp.tools.certificate_text import table_lines
 from rasp.tools.model_file import ModelFile
 from rasp.tools.residual_traffic import Traffic, TrafficCounter
@@ -151,11 +151,9 @@ def _printable_name(label: str) -> str:
 
 def _quoted(value: str) -> str:
     """A string in double quotes as JSON writes it, with the characters JSON leaves raw that a
-    terminal acts on (DEL, C1 controls, bidi overrides, line separators) as its `\\u` escapes."""
-    text = json.dumps(value, ensure_ascii=False)
-    if text.isprintable():
-        return text
-    return "".join(c if c.isprintable() else json.dumps(c)[1:-1] for c in text)
+    terminal acts on (DEL, C1 controls, bidi overrides, line separators) as its `\\u` escapes; a
+    zero-width joiner inside an emoji sequence stays (`"👨‍👩‍👧"`: `printable_with`)."""
+    return printable_with(json.dumps(value, ensure_ascii=False), lambda c: json.dumps(c)[1:-1])
 
 
 def _printable(value: Any) -> Any:
@@ -427,7 +425,7 @@ def summary_json(summary: ModelSummary) -> dict[str, Any]:
 def _token_text(token: Any) -> str:
     from rasp.tools.arguments import token_text
 
-    if isinstance(token, str) and not token.isprintable():
+    if isinstance(token, str) and printable(token) != token:  # (`👨‍👩‍👧` bare, as `日` is)
         return _quoted(token)
     return token_text(token)
 
@@ -445,7 +443,7 @@ def _label_value_text(value: str) -> str:
     """A residual label's value as the vocabulary line shows a token: bare, or in double quotes
     (JSON, as RASP writes a string) where it is empty or holds a space, a quote or a backslash,
     which bare would run into the next value."""
-    if value and value.isprintable() and not any(c.isspace() or c in '"\\' for c in value):
+    if value and printable(value) == value and not any(c.isspace() or c in '"\\' for c in value):
         return value
     return _quoted(value)
 

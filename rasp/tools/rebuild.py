@@ -20,11 +20,12 @@ from typing import Any
 
 from rasp.errors import RaspError, Source
 from rasp.seqvalues import BOX_MARK
+from rasp.text_width import clip
 from rasp.tools.certificate_text import Rebuild
 from rasp.tools.reach_labels import by_label, unread
 
 Progress = Callable[[str, int, int], None]
-CLIP = 60  # characters of a differing value shown
+CLIP = 60  # terminal columns of a differing value shown
 # A head's or MLP's `op`: the words show, draw and the certificate's lines print for what it
 # computes. No check reads them, so a file whose reach differs only there (worded by an earlier
 # compiler) is proved, and the certificate line says where the words differ. Only there: an `op`
@@ -352,7 +353,8 @@ def _entry(at: Path_, reach: Any) -> tuple[str, Path_]:
 
 def _short(value: Any) -> str:
     text = repr(value) if value is _MISSING else json.dumps(value, ensure_ascii=False)
-    return text if len(text) <= CLIP else text[: CLIP - 3] + "..."
+    # (by columns, between graphemes: a token may be `日` or `👨‍👩‍👧`)
+    return clip(text, CLIP, "...")
 
 
 __all__ = [

@@ -21,28 +21,23 @@ from typing import Any
 from rasp import __version__, ast
 from rasp.continuation import Continuation
 from rasp.deep_stack import run_deep
-from rasp.display import (
-    ExampleSettings,
-    applied_value,
-    example_text,
-    example_tokens,
-    named_value,
-)
-from rasp.errors import Diagnostic, RaspError, RaspInputError
+from rasp.display import ExampleSettings, applied_value, example_tokens, named_value
+from rasp.errors import Diagnostic, RaspError
 from rasp.interpreter import Interpreter
 from rasp.lint import lint
 from rasp.lint_scope import session_holds
 from rasp.parser import parse
 from rasp.results import Mark, ReplLoading, ResultKind, StatementResult
-from rasp.sops import Evaluator, Selector, SOp, evaluate
+from rasp.sops import Selector, SOp, evaluate
 from rasp.tools import repl_input
 from rasp.tools.failure_warnings import error_then_warnings, name_loaded_cause
 from rasp.tools.repl_commands import colon_command, repl_command
 from rasp.tools.repl_compiled import CompiledView
+from rasp.tools.repl_example_check import ExampleCheck
 from rasp.tools.repl_help import help_text
 from rasp.tools.repl_listing import LoadListing
 from rasp.tools.repl_unbound import FailedNames
-from rasp.tools.repl_values import function_text, nodes_in, plain_example, tokens_of
+from rasp.tools.repl_values import function_text, plain_example, tokens_of
 from rasp.tools.repl_wrap import wrap_report, wrap_values
 
 # `draw_hook(node, tokens) -> text`: set by whoever can draw (the compiler side); None: no drawing.
@@ -86,7 +81,7 @@ class ReplSession:
         self._history: list[str] = []  # the statements run so far (a compiled model's source)
         self.precedence_warnings: list[Diagnostic] = []  # rasp.lint's, of the statements typed
         self._unshown = ""  # see take_unshown
-        self._evaluators: list[tuple[list[Any], Evaluator]] = []  # see _evaluate
+        self._example_check = ExampleCheck()  # its memo of values on the running examples
         self._drawn_in_loop: list[str] = []  # what a `for` body's draw(...) and load printed
         self._load_listing: LoadListing | None = None  # a running load's (_check_in_loop)
         self._listing: LoadListing | None = None  # the running statement's (_check_in_loop)
@@ -207,6 +202,7 @@ class ReplSession:
         try:
             program = parse(text, filename)
         except RaspError as err:
+            self.failed_names.parse_failed(text, err, self.interpreter.value)
             return err.render(width=self.width)
         for k, stmt in enumerate(program.statements):
             # its precedence warnings, once as it is entered (not at each evaluation), and those
@@ -436,41 +432,9 @@ class ReplSession:
         return lines
 
     def _check_on_example(self, result: StatementResult) -> None:
-        """Evaluate every new s-op and selector (in a list or dict too: the display shows them) on
-        its running example; a failure raises, located at the statement."""
-        for value in nodes_in(result.values):
-            example = (
-                self.settings.seq_example if isinstance(value, SOp) else self.settings.sel_example
-            )
-            try:
-                self._evaluate(value, example)
-            except RaspError as err:
-                if isinstance(err, RaspInputError):
-                    # The running example is the input it cannot read: say so, at this statement.
-                    err.hint, err.span = None, None
-                unbound = (
-                    f"this fails on the running example {example_text(example)}, so it was not "
-                    "bound; `set example ...` to test it on another input"
-                )
-                if err.hint is None:
-                    err.hint = unbound
-                elif unbound not in err.hint:  # the error's own hint, then this one
-                    err.hint = f"{err.hint}\nhint: {unbound}"
-                raise err.with_span(result.span) from None
-
-    def _evaluate(self, node: SOp | Selector, example: Any) -> Any:
-        """`node` on `example`, remembering every node's value on the examples in use, so that
-        a loop that grows an s-op statement by statement checks each step in one step (the
-        original memoises each node's last input)."""
-        tokens = example_tokens(example)
-        key = [(type(t), t) for t in tokens]
-        for known, evaluator in self._evaluators:
-            if known == key:
-                break
-        else:
-            evaluator = Evaluator(tokens)
-            self._evaluators = [(key, evaluator), *self._evaluators[:1]]  # the two examples
-        return evaluator.value(node)
+        """The definition-time check (`ExampleCheck`): a value failing on the running example
+        raises, located at the statement."""
+        self._example_check.check(result, self.settings)
 
     def _call_input(self, stmt: ast.Stmt) -> list[Any]:
         """The tokens `f(input);` was applied to (for the selector grid and the full seq rows)."""

@@ -4,11 +4,17 @@ The REPL binds nothing when a statement fails (the original's definition-time ch
 `m = n + 1;` or `:compile n` met only "Undefined variable: n" (and a hint about the built-in
 `length`), though the cause was the statement before. `FailedNames` remembers, for each name still
 unbound, the statement that would have bound it and why it failed (or that it never ran: an
-earlier statement of its line failed), and `explain` says so in place of "Undefined variable".
+earlier statement of its line failed, or its entry did not parse), and `explain` says so in place
+of "Undefined variable".
+
+An entry that does not parse has no statements to read names from: only the names of a leading
+`NAME =` (or `A, B =`) or `def NAME(` are taken from its text, which the entry binds whatever
+follows.
 """
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from typing import Any
@@ -16,14 +22,19 @@ from typing import Any
 from rasp import ast
 from rasp.errors import RaspError, Span
 from rasp.text_width import clip
-from rasp.values import UndefinedName
+from rasp.tools.repl_example_check import ON_EXAMPLE
+from rasp.values import RESERVED_WORDS, UndefinedName
 
 # how much of a statement's text and a failure's message the explanation quotes (one line each)
 STATEMENT_COLUMNS = 60
 REASON_COLUMNS = 100
 
-# the hint of a failure on the running example starts so (`ReplSession._check_on_example`)
-_ON_EXAMPLE = "this fails on the running example"
+# an entry's leading `NAME =` or `A, B =` (not `==`), or `def NAME(`, after blank and comment lines
+_LEADING_NAMES = re.compile(
+    r"(?:\s*#[^\n]*)*\s*(?:(?P<names>[A-Za-z_]\w*(?:\s*,\s*[A-Za-z_]\w*)*)\s*=(?!=)"
+    r"|(?P<def>def\s+(?P<func>[A-Za-z_]\w*)\s*\())",
+    re.ASCII,
+)
 
 # a name's value, None where it is unbound (`Interpreter.value`)
 ValueOf = Callable[[str], Any]
@@ -39,7 +50,9 @@ class Unbound:
     where: str
     reason: str = ""
     blocker: str = ""
-    on_example: bool = False  # it failed on the running example (`ReplSession._check_on_example`)
+    on_example: bool = False  # it failed on the running example (`ExampleCheck`)
+    # "assigning" or "defining" where `statement` is an entry that did not parse (`reason`: why)
+    unparsed: str = ""
 
 
 class FailedNames:
@@ -61,6 +74,24 @@ class FailedNames:
             for name in _assigned(stmt, value_of):
                 self._unbound[name] = why
 
+    def parse_failed(self, text: str, err: RaspError, value_of: ValueOf) -> None:
+        """Typed entry `text` did not parse (`err`), so none of it ran: the names its leading
+        `NAME =` or `def NAME(` binds, still unbound, are remembered (others cannot be read
+        soundly from text that does not parse)."""
+        leading = _LEADING_NAMES.match(text)
+        if leading is None:
+            return
+        reason = self._reason(err)
+        if err.span is not None and len(text.splitlines()) > 1:
+            reason = f"line {err.span.line}: {reason}"
+        start = leading.start("names" if leading["names"] else "def")  # (its comments left out)
+        verb = "assigning" if leading["names"] else "defining"
+        why = Unbound(_quoted_text(text[start:]), "", reason=reason, unparsed=verb)
+        names = leading["names"].split(",") if leading["names"] else [leading["func"]]
+        for name in dict.fromkeys(n.strip() for n in names):
+            if name not in RESERVED_WORDS and value_of(name) is None:
+                self._unbound[name] = why
+
     def load_failed(self, stmt: ast.Stmt, err: RaspError) -> None:
         """A loaded file's statement failed (`ReplLoading.failed`): as `line_failed`, but which
         of a `for`'s names are bound in the file's scope is not known here, so none of them."""
@@ -72,7 +103,7 @@ class FailedNames:
             _quoted(stmt.span),
             _where(stmt.span),
             reason=self._reason(err),
-            on_example=_ON_EXAMPLE in (err.hint or ""),
+            on_example=ON_EXAMPLE in (err.hint or ""),
         )
         for name in _assigned(stmt, value_of):
             self._unbound[name] = why
@@ -89,7 +120,13 @@ class FailedNames:
             return err
         why = self._unbound[err.name]
         at = f" ({why.where})" if why.where else ""
-        if why.blocker:
+        if why.unparsed:
+            err.message = (
+                f"`{err.name}` is not defined: the entry {why.unparsed} it, {why.statement}, did "
+                f"not parse ({why.reason}), so none of it ran"
+            )
+            err.hint = "fix its syntax and enter it again"
+        elif why.blocker:
             err.message = (
                 f"`{err.name}` is not defined: {why.statement}{at} did not run, because "
                 f"{why.blocker} before it on its line failed"
@@ -136,7 +173,11 @@ def _assigned(stmt: ast.Stmt, value_of: ValueOf | None) -> list[str]:
 
 def _quoted(span: Span) -> str:
     """A statement's text on one line, shortened, in backquotes."""
-    return f"`{clip(' '.join(span.text().split()), STATEMENT_COLUMNS)}`"
+    return _quoted_text(span.text())
+
+
+def _quoted_text(text: str) -> str:
+    return f"`{clip(' '.join(text.split()), STATEMENT_COLUMNS)}`"
 
 
 def _where(span: Span) -> str:

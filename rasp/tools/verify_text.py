@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Any
 
 from rasp.residual_labels import text_of
 from rasp.seqvalues import value_repr
+from rasp.text_width import printable_with
 from rasp.tools.residual_types import NoValue
 from rasp.tools.residuals import Unclear
 from rasp.tracr.boxes import marked
@@ -30,7 +31,8 @@ def show_tokens(tokens: Sequence[Any]) -> str:
     """`"abc"` when every token is one character that reads as itself between double quotes
     (not `"`, which made `""a"` of ["\\"", "a"], nor a line break or other control), else the
     JSON list, its letters as they are (`["日本", "語"]`, not `["\\u65e5\\u672c", ...]`) but
-    a control or format character as its escape (`"\\u202e"`: a token cannot reorder the line)."""
+    a control or format character as its escape (`"\\u202e"`: a token cannot reorder the line),
+    but for the joiner of an emoji sequence (`"👨‍👩‍👧"`: `printable_with`)."""
     if tokens and all(
         isinstance(t, str) and len(t) == 1 and t != '"' and t.isprintable() for t in tokens
     ):
@@ -38,7 +40,7 @@ def show_tokens(tokens: Sequence[Any]) -> str:
     text = json.dumps(list(tokens), ensure_ascii=False)
     if text.isascii():  # (JSON escapes ASCII's controls itself, as before)
         return text
-    return "".join(c if c.isascii() or c.isprintable() else json.dumps(c)[1:-1] for c in text)
+    return printable_with(text, lambda c: c if c.isascii() else json.dumps(c)[1:-1])
 
 
 def show_values(values: Sequence[Any], tuples: bool = False) -> str:

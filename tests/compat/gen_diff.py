@@ -294,7 +294,7 @@ def made_sop_fails(program: Program, statement: int) -> bool:
         session.feed(code(program.statements[statement]))
     for node in made:
         try:
-            session._evaluate(node, session.settings.seq_example)
+            session._example_check.evaluate(node, session.settings.seq_example)
         except RaspError:
             return True
     return False

@@ -243,7 +243,7 @@ def test_ctrl_c_during_the_running_example_check_binds_nothing(
     def interrupted(node: object, example: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(session, "_evaluate", interrupted)
+    monkeypatch.setattr(session._example_check, "evaluate", interrupted)
     with pytest.raises(KeyboardInterrupt):
         session.feed("x = indices + 1;")
     with pytest.raises(KeyboardInterrupt):
@@ -272,7 +272,7 @@ def test_ctrl_c_during_a_for_bodys_check_binds_nothing_there(
     def interrupted(node: object, example: object) -> None:
         raise KeyboardInterrupt
 
-    monkeypatch.setattr(session, "_evaluate", interrupted)
+    monkeypatch.setattr(session._example_check, "evaluate", interrupted)
     with pytest.raises(KeyboardInterrupt):
         session.feed("for i in [1] { y = 2; x = indices + 1; }")
     assert session.interpreter.get("x") == 1

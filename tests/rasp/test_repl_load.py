@@ -325,7 +325,7 @@ def test_an_internal_error_in_a_loaded_statement_is_as_its_evaluation_error(
     def buggy(node: object, example: object) -> object:
         raise ValueError("boom")
 
-    monkeypatch.setattr(session, "_evaluate", buggy)
+    monkeypatch.setattr(session._example_check, "evaluate", buggy)
     out = session.feed('load "lib";').splitlines()
     monkeypatch.undo()
     assert out[0] == "    value: a =  1"

@@ -193,7 +193,7 @@ def test_a_line_stopped_in_its_second_statement_shows_what_its_first_bound(
     def stopped(node: object, example: object) -> None:
         raise raised
 
-    monkeypatch.setattr(session, "_evaluate", stopped)
+    monkeypatch.setattr(session._example_check, "evaluate", stopped)
     out = io.StringIO()
     assert run_loop(session, _reader(["a = 1; b = indices;"]), out) == 0
     lines = out.getvalue().splitlines()
@@ -422,7 +422,7 @@ def test_an_internal_error_in_a_for_body_is_as_an_evaluation_error(
     session = ReplSession()
     session.feed("n = 0;")
     if where == "check":
-        real = session._evaluate
+        real = session._example_check.evaluate
         calls: list[object] = []
 
         def buggy(node: Any, example: Any) -> Any:
@@ -431,7 +431,7 @@ def test_an_internal_error_in_a_for_body_is_as_an_evaluation_error(
                 raise ValueError("boom")
             return real(node, example)
 
-        monkeypatch.setattr(session, "_evaluate", buggy)
+        monkeypatch.setattr(session._example_check, "evaluate", buggy)
     else:
         from rasp import builtins
 

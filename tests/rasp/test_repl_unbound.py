@@ -102,8 +102,12 @@ def test_a_failed_def_is_explained_at_its_call() -> None:
     session = ReplSession()
     session.feed("def f(x) { return x +; }")
     shown = session.feed("y = f(1);")
-    # a syntax error binds no statement: nothing to name (the parse failed before any ran)
-    assert "Undefined variable: f" in shown
+    # a syntax error ran nothing: its leading `def f(` names f
+    assert _first_line(shown) == (
+        "<repl>:1:5: error: `f` is not defined: the entry defining it, "
+        "`def f(x) { return x +; }`, did not parse (expected an operand after '+'), "
+        "so none of it ran"
+    )
     session.feed("def g(x) { return x; } g(1, 2); def h(x) { return x; }")
     assert "`h` is not defined: `def h(x) { return x; }` did not run" in session.feed("h(1);")
 
@@ -146,3 +150,41 @@ def test_explain_leaves_other_errors_alone() -> None:
     assert other.hint == "its own hint"
     explained = failed.explain(UndefinedName("n", None, None))
     assert explained.message.startswith("`n` is not defined") and explained.kind is ErrorKind.NAME
+
+
+def test_a_name_whose_entry_did_not_parse_is_explained() -> None:
+    session = ReplSession()
+    assert "expected ')' to close '('" in session.feed("broken = (indices;")
+    shown = session.feed("broken;")
+    assert _first_line(shown) == (
+        "<repl>:1:1: error: `broken` is not defined: the entry assigning it, "
+        "`broken = (indices;`, did not parse (expected ')' to close '('), so none of it ran"
+    )
+    assert _hint(shown) == "hint: fix its syntax and enter it again"
+    assert _first_line(session.feed(":compile broken")).startswith(
+        "error: `broken` is not defined: the entry assigning it"
+    )
+    assert "s-op: broken" in session.feed("broken = (indices);")
+    assert "error" not in session.feed("m = broken + 1;")
+
+
+def test_only_a_leading_assignment_of_an_unparsed_entry_is_named() -> None:
+    session = ReplSession()
+    session.feed("a = 1; b = (;")
+    # the entry ran nothing, a's statement included; b cannot be read soundly from the text
+    assert "`a` is not defined: the entry assigning it, `a = 1; b = (;`, did not parse" in (
+        session.feed("a;")
+    )
+    assert "Undefined variable: b" in session.feed("b;")
+    session.feed("# a comment\nc, d =\n  indices +;")
+    shown = _first_line(session.feed("d;"))
+    assert "the entry assigning it, `c, d = indices +;`, did not parse (line 3: " in shown
+    session.feed("e == (;")  # (a comparison, not an assignment)
+    assert "Undefined variable: e" in session.feed("e;")
+
+
+def test_an_unparsed_reassignment_keeps_the_old_value_without_a_word() -> None:
+    session = ReplSession()
+    session.feed("n = 1;")
+    session.feed("n = (;")
+    assert session.feed("n;") == "    value: n =  1"
