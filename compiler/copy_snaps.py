@@ -6,12 +6,13 @@ head copies the source's columns with weight exactly 1, so the copy carries what
 source's columns have, to every reader. A map's one-hot that a step MLP writes over a sum of
 numbers is off by that step's rounding: in mixed fuzz seed 1820297, `v1 =
 load_from_location(w0 + m, ...)` (w0 a width, m a mean) has its source's 12 columns (N = 7)
-written by a step MLP whose pairs are both on far from their thresholds, pre-activations of up
-to ~800 in |terms| (`one` times 142.5, w0 up to 7 and m times 84), so each column errs by up to
-8.1e-4 in any evaluation order. A selector width whose select reads v1 (`select(round(v0), v1,
-<)`) multiplies that by its score scale (a score error of 1.3), which spreads its head's weights
-by e^2.6 and moves 1/(w+1) by 12.5 times itself: its decoding MLP's relu margin of 3 against
-202. `snapped_sides` snaps v1 where the select reads it, but a mean that reads v1 too still
+written by a step MLP whose pairs are both on far from their thresholds, over terms of a few
+hundred (`one` times up to 142.5, w0 and m times up to 84): each column errs by up to 8.1e-4 in
+some evaluation order (each unit's own rounding; a pair shares only its input's error). A
+selector width whose select reads v1 (`select(round(v0), v1, <)`) sums those errors on one query
+dimension (2.7e-3) times its key scale: a score error of 0.7 a side, its head's weights off by a
+factor of up to 4.1 and 1/(w+1) by 12.5 times itself, against which its decoding MLP has a relu
+margin of 3 (error 202). `snapped_sides` snaps v1 where the select reads it, but a mean that reads v1 too still
 reads the noisy columns (an output snap of 5.7e-5 against 0.035 in the reduction). Snapped
 before the copy, the source's columns are exact (a step pair per column, in the integer band),
 the copy of an exact one-hot with weight 1 is exact, and so is every reader's input.
