@@ -22,6 +22,7 @@ from rasp.errors import CompileError, Source
 from rasp.interpreter import load_source
 from rasp.sops import SOp
 from tests.compiler.test_compile import all_inputs, check_inputs, random_inputs
+from tests.compiler.test_copy_sides import COPY
 
 V0 = "v0 = -indicator((indices < 2));\n"
 SUM = "selector_width(select(v0, -1, <=) or select(v0, indices, !=)) + aggregate(select(v0, 0.5, <), v0, 0)"
@@ -71,6 +72,19 @@ def test_a_copy_of_a_noisy_one_hot_is_proved_snapped_first_and_agrees() -> None:
     snaps = {label.split(":")[0] for label in residual if "~snap" in label}
     assert snaps and all(label.startswith("_map_") for label in snaps), snaps
     inputs = all_inputs(VOCAB, 4) + random_inputs(VOCAB, 7, 60, 1820297)
+    assert check_inputs(model, root, inputs) == len(inputs)
+
+
+def test_it_proves_a_copy_the_side_builds_prove_too(monkeypatch: pytest.MonkeyPatch) -> None:
+    # defs 2044002's reduction (test_copy_sides.COPY): y copies x's one-hot, which x's step MLP
+    # writes with its rounding; without the side builds that prove it first, this one does
+    monkeypatch.setattr("compiler.side_build.side_copies", lambda graph: frozenset())
+    for module in ("side_tables", "selectors", "joint_readings"):
+        monkeypatch.setattr(f"compiler.{module}.snapped", lambda built, reading: reading)
+    root = _root(COPY)
+    model = compile_sop(root, list("012"), 5)
+    assert any(label.startswith("x~snap") for label in model.metadata["residual"])
+    inputs = all_inputs(list("012"), 5)
     assert check_inputs(model, root, inputs) == len(inputs)
 
 
