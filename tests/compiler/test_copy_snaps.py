@@ -23,6 +23,7 @@ from rasp.interpreter import load_source
 from rasp.sops import SOp
 from tests.compiler.test_compile import all_inputs, check_inputs, random_inputs
 from tests.compiler.test_copy_sides import COPY
+from tests.compiler.test_position_folds import WIDE
 
 V0 = "v0 = -indicator((indices < 2));\n"
 SUM = "selector_width(select(v0, -1, <=) or select(v0, indices, !=)) + aggregate(select(v0, 0.5, <), v0, 0)"
@@ -85,6 +86,25 @@ def test_it_proves_a_copy_the_side_builds_prove_too(monkeypatch: pytest.MonkeyPa
     model = compile_sop(root, list("012"), 5)
     assert any(label.startswith("x~snap") for label in model.metadata["residual"])
     inputs = all_inputs(list("012"), 5)
+    assert check_inputs(model, root, inputs) == len(inputs)
+
+
+def test_it_proves_a_copy_read_by_a_mean_that_the_fold_proves_too(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # test_position_folds.WIDE: a mean of `round(shift(v, 1, False))`, v's one-hot a step MLP
+    # writes; without the builds that prove it first (folded, moved), this one does (and then
+    # the smaller builds tried on every proved last build keep its maps moved before the copy)
+    monkeypatch.setattr("compiler.driver.positions_instead", lambda kept, *rest: kept)
+    monkeypatch.setattr("compiler.driver.moved_instead", lambda kept, *rest: kept)
+    stages: list[str] = []
+    root = _root(WIDE)
+    model = compile_sop(
+        root, list("ab"), 12, progress=lambda stage, done, total: stages.append(stage)
+    )
+    assert model.metadata["certificate"]["ok"]
+    assert f"compiling: certify {COPY_SNAPS}" in stages
+    inputs = all_inputs(list("ab"), 6) + random_inputs(list("ab"), 12, 60, 2155505)
     assert check_inputs(model, root, inputs) == len(inputs)
 
 
