@@ -12,8 +12,9 @@ some evaluation order (each unit's own rounding; a pair shares only its input's 
 selector width whose select reads v1 (`select(round(v0), v1, <)`) sums those errors on one query
 dimension (2.7e-3) times its key scale: a score error of 0.7 a side, its head's weights off by a
 factor of up to 4.1 and 1/(w+1) by 12.5 times itself, against which its decoding MLP has a relu
-margin of 3 (error 202). `snapped_sides` snaps v1 where the select reads it, but a mean that reads v1 too still
-reads the noisy columns (an output snap of 5.7e-5 against 0.035 in the reduction). Snapped
+margin of 3 (error 202). `snapped_sides` snaps v1 where the select reads it, but a mean that
+reads v1 too still reads the noisy columns (an output snap of 5.7e-5 against 0.035 in the
+reduction). Snapped
 before the copy, the source's columns are exact (a step pair per column, in the integer band),
 the copy of an exact one-hot with weight 1 is exact, and so is every reader's input.
 

@@ -26,7 +26,10 @@ from tests.compiler.test_copy_sides import COPY
 from tests.compiler.test_position_folds import WIDE
 
 V0 = "v0 = -indicator((indices < 2));\n"
-SUM = "selector_width(select(v0, -1, <=) or select(v0, indices, !=)) + aggregate(select(v0, 0.5, <), v0, 0)"
+SUM = (
+    "selector_width(select(v0, -1, <=) or select(v0, indices, !=))"
+    " + aggregate(select(v0, 0.5, <), v0, 0)"
+)
 WIDTH = 'w = selector_width(not (select(round(v0), v1, <) and select(tokens, "ß", >=)));\n'
 REDUCTION = (
     V0
@@ -60,7 +63,8 @@ def test_a_proved_model_is_kept_without_planning() -> None:
     def never() -> None:
         raise AssertionError("planned a build for a proved model")
 
-    assert copy_snaps_instead(kept, never, never, lambda stage: None) is kept  # type: ignore[arg-type]
+    found = copy_snaps_instead(kept, never, never, lambda stage: None)  # type: ignore[arg-type]
+    assert found is kept
 
 
 @pytest.mark.exactness
