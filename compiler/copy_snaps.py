@@ -7,8 +7,9 @@ source's columns have, to every reader. A map's one-hot that a step MLP writes o
 numbers is off by that step's rounding: in mixed fuzz seed 1820297, `v1 =
 load_from_location(w0 + m, ...)` (w0 a width, m a mean) has its source's 12 columns (N = 7)
 written by a step MLP whose pairs are both on far from their thresholds, over terms of a few
-hundred (`one` times up to 142.5, w0 and m times up to 84): each column errs by up to 8.1e-4 in
-some evaluation order (each unit's own rounding; a pair shares only its input's error). A
+hundred (`one` times up to 142.5, w0 and m times up to 84): the certifier bounds each column by
+up to 8.1e-4 (each unit's own rounding, gamma_n times its |terms|; a pair shares only its input's
+error), where float32 sums of those terms in every order err by 1.2e-5 at most. A
 selector width whose select reads v1 (`select(round(v0), v1, <)`) sums those errors on one query
 dimension (2.7e-3) times its key scale: a score error of 0.7 a side, its head's weights off by a
 factor of up to 4.1 and 1/(w+1) by 12.5 times itself, against which its decoding MLP has a relu

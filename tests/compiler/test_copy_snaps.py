@@ -1,8 +1,9 @@
 """The one-hots that copies copy, snapped first (compiler.copy_snaps): the compile's last build.
 
 Mixed fuzz seed 1820297 (session 68's reduction, `REFUSED`) copies `v1 = load_from_location(w0 +
-m, ...)`, w0 a width and m a mean, whose one-hot a step MLP writes with its rounding (8.1e-4 per
-column at N = 7); the copy carries it to a width's select, whose scores then err by 1.4 and whose
+m, ...)`, w0 a width and m a mean, whose one-hot a step MLP writes with its rounding (bounded by
+8.1e-4 per column at N = 7); the copy carries it to a width's select, whose scores then err by
+1.4 and whose
 decoding MLP has a relu margin of 3 against 202. `REDUCTION` is the same program with v1 a map of
 three values of that sum (the step's rounding is the same): refused alike by every other build
 (104 against 3), proved with the map's columns snapped before the copy. The 1820297 reduction
