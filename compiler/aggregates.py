@@ -16,6 +16,7 @@ from compiler.plan_context import PlanContext, Reader
 from compiler.plan_state import Built
 from compiler.readings import materialise
 from compiler.selectors import SelectorPlanner
+from compiler.snap_one_hot import snapped
 from rasp.errors import CompileError, Diagnostic
 
 
@@ -32,6 +33,8 @@ class AggregatePlanner:
         value = self.reader.reading(sop, encoding)
         address = None
         single = ctx.value_sets.at_most_one[selector]
+        if ctx.options.snapped_copies and single and encoding is Encoding.CATEGORICAL:
+            value = snapped(built, value)
         if encoding is Encoding.CATEGORICAL or (single and ctx.option("addressed_copies")):
             # (a number of one key, `BuildOptions.numeric_copies`, is a copy too: exact addressing
             # needs no matched square of the query, which can cost a layer)

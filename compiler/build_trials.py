@@ -97,6 +97,9 @@ class BuildOptions:
     # the copies (single-key aggregates of many numbers) a stated sum reads, each as one number
     # (`numeric_copies` for these alone: the sum a line of numbers; compiler.sum_inputs)
     sum_copies: frozenset[str] = frozenset()
+    # compiler.snap_one_hot: a single-key copy of a one-hot a step MLP wrote carries its rounding
+    # to every reader (a select's scores, a mean's values); snapped before the copy, exact
+    snapped_copies: bool = False  # one-hots that copies copy snapped first (copy_snaps)
 
 
 @dataclass(frozen=True)

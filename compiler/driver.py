@@ -14,6 +14,7 @@ from compiler.build_memo import sharing
 from compiler.build_stages import Planned, assemble_build, moved_graph, plan_build
 from compiler.build_trials import BuildOptions, Builds, Kept
 from compiler.causal import short_causal_problems
+from compiler.copy_snaps import copy_snaps_instead
 from compiler.decoded_build import decoded_instead
 from compiler.forms import Forms
 from compiler.graph import Graph, Op, build_graph
@@ -392,6 +393,10 @@ def _compile_sop(
             max_len,
             max_params,
             note,
+        )
+        # last: the one-hots that copies copy snapped first (compiler.copy_snaps)
+        kept = copy_snaps_instead(
+            kept, lambda: build_graph(sop), lambda: builder(sop, max_params), note
         )
         if kept is not formed:  # one of these last builds of the prepared form, where no larger:
             # maps moved before their copies, maps read two ways from one one-hot (not again

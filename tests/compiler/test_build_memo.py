@@ -115,6 +115,7 @@ def test_each_build_of_a_program_shares_its_step_mlp(monkeypatch: pytest.MonkeyP
     # the builds that refuse it; the side build's snapped sides prove it (36,504 parameters, agreeing
     # on every input up to 3: tests/compiler/test_copy_sides.py has such programs)
     monkeypatch.setattr("compiler.driver.sides_instead", lambda kept, *args: kept)
+    monkeypatch.setattr("compiler.driver.copy_snaps_instead", lambda kept, *args: kept)
     sop = load_source(Source("<test>", WIDTH_TIMES_MEAN)).get("res")
     assert isinstance(sop, SOp)
     with pytest.raises(CompileError, match="snap decision"):  # (its values are too close at N = 3)

@@ -76,7 +76,8 @@ def test_a_select_side_copied_from_means_compiles_and_agrees() -> None:
 
 
 def _no_snaps(monkeypatch: pytest.MonkeyPatch) -> None:
-    for module in ("side_tables", "selectors", "joint_readings"):
+    # (aggregates: the copy-snaps build, compiler.copy_snaps, which snaps x before y copies it)
+    for module in ("side_tables", "selectors", "joint_readings", "aggregates"):
         monkeypatch.setattr(f"compiler.{module}.snapped", lambda built, reading: reading)
 
 

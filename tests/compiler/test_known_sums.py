@@ -49,6 +49,8 @@ def test_a_copy_plus_a_count_compiles_as_a_line_and_agrees() -> None:
 
 def test_without_the_line_build_the_sum_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("compiler.driver.lines_instead", lambda kept, *rest: kept)
+    # (the copy-snaps build, tried after it, proves it too: acc's one-hot snapped before the copy)
+    monkeypatch.setattr("compiler.driver.copy_snaps_instead", lambda kept, *rest: kept)
     with pytest.raises(CompileError, match="snap decision"):
         compile_sop(_root(LINE), VOCAB, 16)
 

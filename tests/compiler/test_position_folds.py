@@ -45,6 +45,9 @@ def _no_fold(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("compiler.driver.positions_instead", lambda kept, *rest: kept)
     # (nor the build after it, which proves these moved: tests/compiler/test_smaller_builds.py)
     monkeypatch.setattr("compiler.driver.moved_instead", lambda kept, *rest: kept)
+    # (nor the copy-snaps build, which proves them with v's one-hot snapped before the copy:
+    # tests/compiler/test_copy_snaps.py)
+    monkeypatch.setattr("compiler.driver.copy_snaps_instead", lambda kept, *rest: kept)
 
 
 def test_the_seed_compiles_with_its_positional_s_ops_folded_and_agrees() -> None:
@@ -139,6 +142,7 @@ def test_a_refusal_names_the_fold_tried(monkeypatch: pytest.MonkeyPatch) -> None
     # (the fold's and the moved build's keep_proved, through alternatives.form_instead; the
     # driver's default holds its own reference)
     monkeypatch.setattr("compiler.alternatives.keep_proved", refused)
+    monkeypatch.setattr("compiler.driver.copy_snaps_instead", lambda kept, *rest: kept)
     with pytest.raises(CompileError, match="snap decision") as refusal:
         compile_sop(_root(WIDE), list("ab"), 12)
     assert f"note: also tried {POSITIONS}: a table too large" in (refusal.value.render())
