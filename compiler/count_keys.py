@@ -273,13 +273,37 @@ def _reading_classes(
 
 def _largest_reading(graph: Graph, index: int, source: int) -> list[int]:
     """The largest subexpressions of node `index` (maps and constants over sources) that are
-    computed from `source` and constants alone."""
-    if set(map_sources(graph, index)) == {source}:
-        return [index]
-    node = graph[index]
-    if node.op is not Op.MAP:
-        return []
-    return [r for i in node.inputs for r in _largest_reading(graph, i, source)]
+    computed from `source` and constants alone, each once."""
+    # each node walked once, its sources found once (bottom up): a walk of the tree called
+    # map_sources at each of a loop's 3^k paths (defs fuzz seed 2202086)
+    sources: dict[int, frozenset[int]] = {}
+
+    def sources_of(i: int) -> frozenset[int]:
+        if i not in sources:
+            node = graph[i]
+            if node.op is Op.CONST:
+                sources[i] = frozenset()
+            elif node.op is Op.MAP:
+                sources[i] = frozenset().union(*(sources_of(j) for j in node.inputs))
+            else:
+                sources[i] = frozenset({i})
+        return sources[i]
+
+    seen: set[int] = set()
+    found: list[int] = []
+
+    def walk(i: int) -> None:
+        if i in seen:
+            return
+        seen.add(i)
+        if sources_of(i) == {source}:
+            found.append(i)
+        elif graph[i].op is Op.MAP:
+            for j in graph[i].inputs:
+                walk(j)
+
+    walk(index)
+    return found
 
 
 def _extreme_of(
