@@ -81,10 +81,16 @@ def absorbing_side(
 
 def select_leaves(g: Graph, index: int) -> list[IRNode]:
     """The selects a selector formula (and, or, not) is made of."""
-    node = g[index]
-    if node.op is Op.SELECT:
-        return [node]
-    return [leaf for i in node.inputs for leaf in select_leaves(g, i)]
+    # (a stack, not recursion: thousands of ands nest as deep; leftmost leaf first)
+    leaves: list[IRNode] = []
+    stack = [index]
+    while stack:
+        node = g[stack.pop()]
+        if node.op is Op.SELECT:
+            leaves.append(node)
+        else:
+            stack.extend(reversed(node.inputs))
+    return leaves
 
 
 def side_nodes(g: Graph, leaves: Sequence[IRNode], side: int) -> tuple[int, ...]:
