@@ -156,7 +156,7 @@ def _logged(cases: SelectorCases, log: list[Any]) -> SelectorCases:
 
 
 def _exercise(cases: SelectorCases, graph: Graph) -> tuple[list[Any], list[Any]]:
-    """Every walk on every selector (the root last: much of it cached by then, as in use), with
+    """Every walk on every selector (the root first, nothing cached), with
     the work noted and the joint formulas' leaves in the order they are compared."""
     log: list[Any] = []
     _logged(cases, log)
@@ -169,7 +169,7 @@ def _exercise(cases: SelectorCases, graph: Graph) -> tuple[list[Any], list[Any]]
 
     selector_cases._compared = compared  # type: ignore[assignment]
     try:
-        for node in graph.nodes:
+        for node in reversed(graph.nodes):
             if node.op.is_selector:
                 results.append(cases.uniform(node.index))
                 results.append(cases.prefix_stable(node.index, 4))
@@ -297,3 +297,61 @@ def test_a_selector_of_thousands_of_ands_without_recursion() -> None:
     assert len(key_predicates.conjuncts_of(graph, root)) == depth + 1
     assert len(absorb.select_leaves(graph, root)) == depth + 1
     assert not key_predicates.key_only(graph, root)
+
+
+class _RecursiveTruth(absorb._Truth):
+    """absorb's selector truth tables as they recursed (at b56b83ad)."""
+
+    def table(self, index: int) -> np.ndarray:
+        if index not in self._tables:
+            self._tables[index] = self._table_r(index)
+        return self._tables[index]
+
+    def _table_r(self, index: int) -> np.ndarray:
+        node = self.ctx.graph[index]
+        match node.op:
+            case Op.SELECT:
+                keys, queries = node.inputs
+                q_vals, q_at = self.read[0][queries]
+                k_vals, k_at = self.read[1][keys]
+                compare = absorb.partial(absorb.safe_compare, node.comparison)
+                small = absorb.checked_compare_table(compare, k_vals, q_vals)
+                return small[q_at][:, k_at]
+            case Op.AND:
+                return self.table(node.inputs[0]) & self.table(node.inputs[1])
+            case Op.OR:
+                return self.table(node.inputs[0]) | self.table(node.inputs[1])
+            case Op.NOT:
+                return ~self.table(node.inputs[0])
+        raise TypeError(node.op)
+
+
+def _truth(kind: type[absorb._Truth], graph: Graph, log: list[Any]) -> tuple[Any, list[Any]]:
+    """Every selector's table from a `kind` over made-up classes (three per side, a table per
+    select that its sides decide), the comparisons noted in the order they are made."""
+    truth = object.__new__(kind)
+    truth.ctx = type("Ctx", (), {"graph": graph})()  # type: ignore[assignment]
+    classes = ([0, 1, 2], np.array([0, 1, 2, 2]))
+    truth.read = [dict.fromkeys(range(len(graph.nodes)), classes) for _ in range(2)]
+    truth._tables = {}
+    real = absorb.checked_compare_table
+
+    def noted(compare: Any, k_vals: Any, q_vals: Any) -> np.ndarray:
+        log.append(compare.args[0])
+        seed = sum(map(ord, str(compare.args[0]))) + len(log) % 3
+        return np.random.default_rng(seed).random((3, 3)) < 0.5
+
+    absorb.checked_compare_table = noted  # type: ignore[assignment]
+    try:
+        # (the root first: what it reads is not cached yet)
+        tables = [truth.table(n.index).tolist() for n in reversed(graph.nodes) if n.op.is_selector]
+    finally:
+        absorb.checked_compare_table = real  # type: ignore[assignment]
+    return tables, log
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(formulas())
+def test_absorb_tables_in_the_recursions_order(text: str) -> None:
+    graph, _ = _graph(text)
+    assert _truth(absorb._Truth, graph, []) == _truth(_RecursiveTruth, graph, [])
