@@ -24,6 +24,7 @@ from compiler.graph import Graph, IRNode, Op
 from compiler.plan_context import PlanContext
 from compiler.relations import combination_count, input_combinations
 from compiler.selector_cases import checked_compare_table, safe_compare
+from rasp.walks import Steps, unwound
 
 # (query combination, key combination) pairs checked at most: one bool each, plus the chains'
 # values per combination (Python calls, one per combination and select side)
@@ -81,10 +82,16 @@ def absorbing_side(
 
 def select_leaves(g: Graph, index: int) -> list[IRNode]:
     """The selects a selector formula (and, or, not) is made of."""
-    node = g[index]
-    if node.op is Op.SELECT:
-        return [node]
-    return [leaf for i in node.inputs for leaf in select_leaves(g, i)]
+    # (a stack, not recursion: thousands of ands nest as deep; leftmost leaf first)
+    leaves: list[IRNode] = []
+    stack = [index]
+    while stack:
+        node = g[stack.pop()]
+        if node.op is Op.SELECT:
+            leaves.append(node)
+        else:
+            stack.extend(reversed(node.inputs))
+    return leaves
 
 
 def side_nodes(g: Graph, leaves: Sequence[IRNode], side: int) -> tuple[int, ...]:
@@ -142,11 +149,15 @@ class _Truth:
         return out
 
     def table(self, index: int) -> np.ndarray:
+        # (on a list, in the recursion's order: a selector of thousands of ands nests as deep)
+        return unwound(self._table_steps(index))
+
+    def _table_steps(self, index: int) -> Steps[np.ndarray]:
         if index not in self._tables:  # (an order's nested ors share their terms)
-            self._tables[index] = self._table(index)
+            self._tables[index] = yield self._table(index)
         return self._tables[index]
 
-    def _table(self, index: int) -> np.ndarray:
+    def _table(self, index: int) -> Steps[np.ndarray]:
         node = self.ctx.graph[index]
         match node.op:
             case Op.SELECT:
@@ -157,12 +168,12 @@ class _Truth:
                 compare = partial(safe_compare, node.comparison)
                 small = checked_compare_table(compare, k_vals, q_vals)
                 return small[q_at][:, k_at]
-            case Op.AND:
-                return self.table(node.inputs[0]) & self.table(node.inputs[1])
-            case Op.OR:
-                return self.table(node.inputs[0]) | self.table(node.inputs[1])
+            case Op.AND | Op.OR:
+                left = yield self._table_steps(node.inputs[0])
+                right = yield self._table_steps(node.inputs[1])
+                return (left & right) if node.op is Op.AND else (left | right)
             case Op.NOT:
-                return ~self.table(node.inputs[0])
+                return ~(yield self._table_steps(node.inputs[0]))
         raise TypeError(node.op)
 
     def _values(self, index: int, side: int) -> tuple[list[tuple[bool, Atom]], np.ndarray]:

@@ -13,6 +13,7 @@ from typing import Any
 from compiler.blocks import Atom, value_key
 from compiler.graph import Graph, IRNode, Op
 from rasp import sops
+from rasp.walks import Steps, unwound
 
 # A key-only predicate is compared by its truth on its source's values up to this many.
 MAX_SOURCE_VALUES = 10_000
@@ -20,19 +21,32 @@ MAX_SOURCE_VALUES = 10_000
 
 def conjuncts_of(graph: Graph, index: int) -> list[int]:
     """The selectors `index` is the conjunction of (nested `and`s flattened)."""
-    node = graph[index]
-    if node.op is Op.AND:
-        return [c for i in node.inputs for c in conjuncts_of(graph, i)]
-    return [index]
+    # (a stack, not recursion: thousands of ands nest as deep; leftmost conjunct first)
+    found: list[int] = []
+    stack = [index]
+    while stack:
+        at = stack.pop()
+        if graph[at].op is Op.AND:
+            stack.extend(reversed(graph[at].inputs))
+        else:
+            found.append(at)
+    return found
 
 
 def key_only(graph: Graph, index: int) -> bool:
     """Whether the selector's value for a (key, query) pair depends on the key alone."""
+    return unwound(_key_only_steps(graph, index))
+
+
+def _key_only_steps(graph: Graph, index: int) -> Steps[bool]:
     node = graph[index]
     if node.op is Op.SELECT:
         return graph[node.inputs[1]].op is Op.CONST
     if node.op in (Op.NOT, Op.AND, Op.OR):
-        return all(key_only(graph, i) for i in node.inputs)
+        for i in node.inputs:  # (the first False ends it, as `all` does)
+            if not (yield _key_only_steps(graph, i)):
+                return False
+        return True
     return False
 
 

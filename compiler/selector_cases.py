@@ -31,6 +31,7 @@ import numpy as np
 from compiler.blocks import Atom
 from compiler.graph import Graph, Op
 from rasp import sops
+from rasp.walks import Steps, unwound
 
 # (index i, length n) -> a node's values there (compiler.relations.Relation)
 Relation = Mapping[tuple[int, int], tuple[Atom, ...]]
@@ -76,7 +77,7 @@ class SelectorCases:
         self.g, self.relation, self.values = graph, relation, values
         self._bounds: dict[int, tuple[float, float] | None] = {}  # id(value set) -> (lo, hi)
         self._pairs: dict[tuple[int, int, sops.Comparison], tuple[bool, bool]] = {}
-        self._shared: dict[int, tuple[int, int] | None] = {}  # SelectorCases._shared_sides
+        self._shared: dict[int, tuple[int, int] | None] = {}  # SelectorCases._shared_steps
         self._flat: dict[int, bool] = {}  # SelectorCases.uniform
         self._one: dict[int, tuple[Atom, ...] | None] = {}  # SelectorCases._one_set
         self._uniform: dict[int, Cases | None] = {}  # uniform selectors: every length alike
@@ -84,25 +85,40 @@ class SelectorCases:
         self._tables: dict[tuple[tuple[int, ...], tuple[int, ...], Hashable], np.ndarray] = {}
         self._prefix: dict[tuple[int, int], bool] = {}  # SelectorCases.prefix_stable
 
+    # A selector of thousands of ands is walked by the recursions below, each written as steps
+    # (`rasp.walks.unwound`: `yield` is the recursive call) so that Python's stack stays flat and
+    # the work and the caches' filling keep the recursion's order.
+
     def uniform(self, index: int) -> bool:
         """Whether no select under selector `index` has a side with a relation: then it is
         known alike at every position of every length (one cell, broadcast)."""
+        return unwound(self._uniform_steps(index))
+
+    def _uniform_steps(self, index: int) -> Steps[bool]:
         if index not in self._flat:
             node = self.g[index]
             if node.op is Op.SELECT:
                 self._flat[index] = all(self._one_set(i) is not None for i in node.inputs)
             else:
-                self._flat[index] = all(self.uniform(i) for i in node.inputs)
+                flat = True
+                for i in node.inputs:  # (the first False ends it, as `all` does)
+                    if not (yield self._uniform_steps(i)):
+                        flat = False
+                        break
+                self._flat[index] = flat
         return self._flat[index]
 
     def at(self, index: int, n: int) -> Cases | None:
         """Selector `index` at length n; None where nothing is known (every key can be selected,
         none must be)."""
-        if self.uniform(index):
+        return unwound(self._at_steps(index, n))
+
+    def _at_steps(self, index: int, n: int) -> Steps[Cases | None]:
+        if (yield self._uniform_steps(index)):
             if index not in self._uniform:
-                self._uniform[index] = self._at(index, 1)
+                self._uniform[index] = yield self._at_node(index, 1)
             return self._uniform[index]
-        return self._at(index, n)
+        return (yield self._at_node(index, n))
 
     def prefix_stable(self, index: int, n_max: int) -> bool:
         """Whether selector `index` at every length n is its cases at n_max cut to [:n, :n]: each
@@ -110,17 +126,24 @@ class SelectorCases:
         set), and each select is taken the same way at every length (one cell where both sides
         are uniform, else both sides' bounds, which every shorter length has where n_max has
         them; no `_joint` pairing, whose cut-off at MAX_PAIRS depends on the length)."""
+        return unwound(self._prefix_steps(index, n_max))
+
+    def _prefix_steps(self, index: int, n_max: int) -> Steps[bool]:
         key = (index, n_max)
         if key not in self._prefix:
             node = self.g[index]
-            if self.uniform(index):
+            if (yield self._uniform_steps(index)):
                 stable = True
             elif node.op is Op.SELECT:
                 stable = all(self._stable_side(i, n_max) for i in node.inputs) and all(
                     self._side_bounds(self._side(i, n_max)) is not None for i in node.inputs
                 )
-            elif node.op is Op.NOT or self._shared_sides(index) is None:
-                stable = all(self.prefix_stable(i, n_max) for i in node.inputs)
+            elif node.op is Op.NOT or (yield self._shared_steps(index)) is None:
+                stable = True
+                for i in node.inputs:  # (the first False ends it, as `all` does)
+                    if not (yield self._prefix_steps(i, n_max)):
+                        stable = False
+                        break
             else:
                 stable = False
             self._prefix[key] = stable
@@ -135,19 +158,20 @@ class SelectorCases:
             )
         return self._prefix[key]
 
-    def _at(self, index: int, n: int) -> Cases | None:
+    def _at_node(self, index: int, n: int) -> Steps[Cases | None]:
         node = self.g[index]
         match node.op:
             case Op.SELECT:
                 return self._select(index, n)
             case Op.NOT:
-                inner = self.at(node.inputs[0], n)
+                inner = yield self._at_steps(node.inputs[0], n)
                 return None if inner is None else (~inner[1], ~inner[0])
             case Op.AND | Op.OR:
-                joint = self._joint(index, n)
+                joint = yield self._joint(index, n)
                 if joint is not None:
                     return joint
-                left, right = (self.at(i, n) for i in node.inputs)
+                left = yield self._at_steps(node.inputs[0], n)
+                right = yield self._at_steps(node.inputs[1], n)
                 if node.op is Op.AND:
                     if left is None or right is None:  # the known side bounds what can be
                         known = left if right is None else right
@@ -176,14 +200,14 @@ class SelectorCases:
             return m, m
         return self._by_pairs(node.comparison, keys, queries)
 
-    def _joint(self, index: int, n: int) -> Cases | None:
+    def _joint(self, index: int, n: int) -> Steps[Cases | None]:
         """A conjunction or disjunction whose selects all compare one key s-op with one query
         s-op (`select(x, x, !=) and select(x, x, ==)`), from each pair of values through its
         whole formula: its sides' cases pair values independently, so one pair may satisfy `!=`
         and another `==`, and it would seem to select keys. None where its selects read other
         s-ops, where positions decide them (the sides' cases are exact then), or beyond
         MAX_PAIRS values to pair."""
-        sides = self._shared_sides(index)
+        sides = yield self._shared_steps(index)
         if sides is None:
             return None
         keys, queries = self._side(sides[0], n), self._side(sides[1], n)
@@ -198,7 +222,7 @@ class SelectorCases:
         key = (tuple(map(id, k_sets)), tuple(map(id, q_sets)), ("joint", index))
         table = self._tables.get(key)
         if table is None:
-            holds, ok = self._formula(index, k_vals, q_vals, {})  # [q values, k values]
+            holds, ok = yield self._formula(index, k_vals, q_vals, {})  # [q values, k values]
             # per (query set, key set): how many pairs compare, and how many of those hold
             q_of = _members(q_sets)  # [q sets, q values]
             k_of = _members(k_sets).T  # [k values, k sets]
@@ -209,14 +233,16 @@ class SelectorCases:
         cells = table[q_codes[:, None], k_codes[None, :]]  # [queries, keys, 2]
         return cells[..., 0], cells[..., 1]
 
-    def _shared_sides(self, index: int) -> tuple[int, int] | None:
+    def _shared_steps(self, index: int) -> Steps[tuple[int, int] | None]:
         """(key s-op, query s-op) where every select under selector `index` compares those two."""
         if index not in self._shared:
             node = self.g[index]
             if node.op is Op.SELECT:
                 found: tuple[int, int] | None = (node.inputs[0], node.inputs[1])
             else:
-                each = {self._shared_sides(i) for i in node.inputs}
+                each = set()
+                for i in node.inputs:
+                    each.add((yield self._shared_steps(i)))
                 found = each.pop() if len(each) == 1 else None
             self._shared[index] = found
         return self._shared[index]
@@ -227,7 +253,7 @@ class SelectorCases:
         keys: list[Atom],
         queries: list[Atom],
         leaves: dict[sops.Comparison, tuple[np.ndarray, np.ndarray]],
-    ) -> tuple[np.ndarray, np.ndarray]:
+    ) -> Steps[tuple[np.ndarray, np.ndarray]]:
         """Selector `index` at every (query value, key value): whether it holds, and whether
         every select under it orders the two (the interpreter builds each select whole, so a
         pair one of them cannot order fails the input). Both bool [queries, keys]."""
@@ -238,9 +264,10 @@ class SelectorCases:
                 leaves[node.comparison] = _compared(node.comparison, keys, queries)
             return leaves[node.comparison]
         if node.op is Op.NOT:
-            holds, ok = self._formula(node.inputs[0], keys, queries, leaves)
+            holds, ok = yield self._formula(node.inputs[0], keys, queries, leaves)
             return ~holds, ok
-        (a, a_ok), (b, b_ok) = (self._formula(i, keys, queries, leaves) for i in node.inputs)
+        a, a_ok = yield self._formula(node.inputs[0], keys, queries, leaves)
+        b, b_ok = yield self._formula(node.inputs[1], keys, queries, leaves)
         return ((a & b) if node.op is Op.AND else (a | b)), a_ok & b_ok
 
     def _side(self, index: int, n: int) -> _Side:

@@ -24,9 +24,18 @@ class _Parser(argparse.ArgumentParser):
     subcommands' parsers are of this class too (argparse makes them of their parent's)."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
+        # required options of fixed choices, for `error` to name (an option added through a
+        # group or a parent parser is not seen here: none of those is required)
+        self.chosen: list[argparse.Action] = []
         super().__init__(*args, **kwargs)
         self.register("action", None, _StoreOnce)  # every plain option of every subcommand
         self.register("action", "store", _StoreOnce)
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        action = super().add_argument(*args, **kwargs)
+        if action.required and action.choices and action.option_strings:
+            self.chosen.append(action)
+        return action
 
     def _print_message(self, message: str, file: IO[str] | None = None) -> None:
         if message and file is not None and file is sys.stdout:
@@ -40,8 +49,8 @@ class _Parser(argparse.ArgumentParser):
             missing = message.split(":", 1)[1].replace(" ", "").split(",")
             named = [
                 f"{action.option_strings[-1]} {' or '.join(map(str, action.choices))}"
-                for action in self._actions
-                if action.required and action.choices and "/".join(action.option_strings) in missing
+                for action in self.chosen
+                if "/".join(action.option_strings) in missing
             ]
             if named:
                 message += f" (write {', '.join(named)})"

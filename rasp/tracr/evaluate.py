@@ -27,13 +27,13 @@ class DefaultRASPEvaluator(RASPEvaluator):
     def evaluate(self, expr: RASPExpr, xs: Sequence[Value]) -> Any:
         xs = list(xs)
         values: dict[int, Any] = {}
-        for node in _postorder(expr):
+        for node in postorder(expr):
             inputs = [values[id(child)] for child in node.children]
             values[id(node)] = node._evaluate(inputs, xs)
         return values[id(expr)]
 
 
-def _postorder(root: RASPExpr) -> list[RASPExpr]:
+def postorder(root: RASPExpr) -> list[RASPExpr]:
     """Every expression `root` depends on, each once, children first (iteratively)."""
     if not isinstance(root, RASPExpr):
         raise TypeError(f"expected a RASP expression, got {type_said(root)}")

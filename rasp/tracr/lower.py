@@ -35,6 +35,7 @@ from rasp.tracr.boxes import (
     plain,
     unbox,
 )
+from rasp.tracr.evaluate import postorder
 from rasp.tracr.expr import RASPExpr, explicit_name, type_said
 from rasp.tracr.functions import (
     ConstantFn,
@@ -108,18 +109,10 @@ def to_sops(program: RASPExpr) -> sops.Node:
     done: dict[int, sops.Node] = {}
     # per s-op, the length of its tracr value where it is a constant's, not the input's
     fixed: dict[int, int | None] = {}
-    stack: list[tuple[RASPExpr, bool]] = [(program, False)]
     # per Python function, the numpy types its maps gave: one for all (compiler.dedupe keeps one
     # map of a function on the same inputs, maybe not the one a reader's `sources` names)
     numpy: dict[int, NumpyTypes] = {}
-    while stack:
-        expr, expanded = stack.pop()
-        if id(expr) in done:
-            continue
-        if not expanded:
-            stack.append((expr, True))
-            stack.extend((c, False) for c in reversed(list(expr.children)) if id(c) not in done)
-            continue
+    for expr in postorder(program):  # (the evaluator's order: children first, each once)
         fixed[id(expr)] = _fixed_length(expr, [fixed[id(c)] for c in expr.children])
         inputs = [done[id(c)] for c in expr.children]
         if isinstance(expr, Select):

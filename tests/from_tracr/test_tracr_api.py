@@ -145,3 +145,17 @@ def test_expressions_know_where_they_were_created() -> None:
         compile_sop(shifted, list("ab"), 3)
     rendered = info.value.render()
     assert f"{__file__}:{shifted.span.line}:" in rendered and "gives {'a': 1}" in rendered
+
+
+def test_a_chain_of_maps_past_the_recursion_limit_lowers_each_node_once() -> None:
+    # (to_sops walks with the evaluator's postorder: children first, each once, no recursion)
+    import sys
+
+    from rasp.sops import walk
+    from rasp.tracr.lower import to_sops
+
+    x = rasp.numerical(rasp.Map(lambda v: v, rasp.indices))
+    for _ in range(2 * sys.getrecursionlimit()):
+        x = rasp.numerical(rasp.SequenceMap(lambda a, b: a + b, x, x))
+    lowered = to_sops(x)
+    assert len(list(walk(lowered))) == 2 * sys.getrecursionlimit() + 2  # and indices

@@ -54,3 +54,50 @@ def test_a_chain_far_deeper_than_the_recursion_limit() -> None:
     depth = 10 * sys.getrecursionlimit()
     chain = list(first_visits(depth, lambda i: [i - 1] if i else [], int))
     assert chain == list(range(depth + 1))
+
+
+def test_unwound_runs_a_recursion_in_its_order_far_past_the_limit() -> None:
+    from rasp.walks import Steps, unwound
+
+    def recursive(n: int, log: list[int]) -> int:
+        log.append(n)
+        return 0 if n == 0 else n + recursive(n - 1, log) + (recursive(n - 2, log) if n > 1 else 0)
+
+    def steps(n: int, log: list[int]) -> Steps[int]:
+        log.append(n)
+        if n == 0:
+            return 0
+        total = n + (yield steps(n - 1, log))
+        return total + ((yield steps(n - 2, log)) if n > 1 else 0)
+
+    old: list[int] = []
+    new: list[int] = []
+    assert unwound(steps(12, new)) == recursive(12, old)
+    assert new == old
+
+    def chain(n: int) -> Steps[int]:
+        return 0 if n == 0 else 1 + (yield chain(n - 1))
+
+    assert unwound(chain(10 * sys.getrecursionlimit())) == 10 * sys.getrecursionlimit()
+
+
+def test_unwound_raises_a_calls_error_at_its_yield() -> None:
+    import pytest
+
+    from rasp.walks import Steps, unwound
+
+    def failing(n: int) -> Steps[int]:
+        if n == 0:
+            raise ValueError("at the bottom")
+        return (yield failing(n - 1))
+
+    def caught() -> Steps[str]:
+        try:
+            yield failing(3)
+        except ValueError as exc:
+            return f"caught: {exc}"
+        return "not raised"
+
+    assert unwound(caught()) == "caught: at the bottom"
+    with pytest.raises(ValueError, match="at the bottom"):
+        unwound(failing(5))
