@@ -62,6 +62,8 @@ def test_a_snap_between_values_float32_tells_apart_is_not_hinted_as_values_too_c
     # (defs 2156627's reduction; since session 67 the build of its sum's terms from their sources
     # proves it: without that build, its default's output snap is refused as it was)
     monkeypatch.setattr("compiler.known_sums.fused_terms", lambda *args: frozenset())
+    # (nor since session 69 the one-hot output of its maps of maps fused, tried after it)
+    monkeypatch.setattr("compiler.driver.fused_output_instead", lambda kept, *args: kept)
     with pytest.raises(CompileError) as refused:
         compile_sop(_program(PILED_UP), list("xab"), 10, name="res", causal=True)
     problem = refused.value.diagnostics[0]
@@ -110,3 +112,24 @@ def test_a_piled_up_snap_says_why_the_one_hot_output_did_not_do(
     assert problem.hint is not None
     assert problem.hint.startswith("its values are far enough apart for float32; the error is")
     assert "; a one-hot output was not built either: '(v2 ^ 2) % 2' would write" in problem.hint
+
+
+# numeric fuzz seed 2196601 itself (N = 4): the map of the map is an interpolation, which a one-hot
+# output stepped over too (a relu margin of 4 against 4.49); with the maps of maps fused over their
+# sources (compiler.fused_output, the driver's last build) the output is stepped over the mean
+SEED_2196601 = MEAN_OF_MEANS.replace("res = (v2 ^ 2) % 2;", "res = (v1 * ((v2 * v2) % 2));")
+
+
+@pytest.mark.exactness
+def test_a_map_of_an_interpolated_map_is_proved_as_a_fused_one_hot_output() -> None:
+    from compiler.fused_output import FUSED_ONE_HOT
+
+    root = _program(SEED_2196601)
+    notes: list[str] = []
+    model = compile_sop(root, list("012"), 4, name="res", progress=lambda s, *_: notes.append(s))
+    assert model.metadata["output"]["encoding"] == "categorical"
+    assert any(FUSED_ONE_HOT in stage for stage in notes)
+    inputs = all_inputs(list("012"), 4)
+    outputs = run_compiled(model, inputs)
+    for tokens, got in zip(inputs, outputs, strict=True):
+        assert all(map(same_value, got, evaluate(root, tokens).values)), tokens
