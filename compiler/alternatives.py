@@ -392,6 +392,5 @@ def _one_hot_output(
         why = "a one-hot output was built, and certifying it ran out of memory"
         return replace(kept, one_hot_note=why)
     if not certificate.ok:
-        why = "a one-hot output was tried too and is not proved either"
-        return replace(kept, one_hot_note=why)
+        return replace(kept, one_hot_note=build_trials.ONE_HOT_NOT_PROVED)
     return Kept(model, graph, certificate, options)

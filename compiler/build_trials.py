@@ -134,6 +134,11 @@ class Builds:
     certified: Certified | None = None
 
 
+# `Kept.one_hot_note` where the one-hot output was built and certified and is not proved
+# (compiler.alternatives), the one note that says its size fit (compiler.fused_output reads it)
+ONE_HOT_NOT_PROVED = "a one-hot output was tried too and is not proved either"
+
+
 @dataclass(frozen=True)
 class Kept:
     model: CompiledModel

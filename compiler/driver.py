@@ -17,6 +17,7 @@ from compiler.causal import short_causal_problems
 from compiler.copy_snaps import copy_snaps_instead
 from compiler.decoded_build import decoded_instead
 from compiler.forms import Forms
+from compiler.fused_output import fused_output_instead
 from compiler.graph import Graph, Op, build_graph
 from compiler.known_sums import lines_instead
 from compiler.model import CompiledModel, Sketch
@@ -396,6 +397,11 @@ def _compile_sop(
         )
         # last: the one-hots that copies copy snapped first (compiler.copy_snaps)
         kept = copy_snaps_instead(
+            kept, lambda: build_graph(sop), lambda: builder(sop, max_params), note
+        )
+        # then a one-hot output with the maps of maps fused over their sources, where the
+        # output's snap and its one-hot output were refused (compiler.fused_output)
+        kept = fused_output_instead(
             kept, lambda: build_graph(sop), lambda: builder(sop, max_params), note
         )
         if kept is not formed:  # one of these last builds of the prepared form, where no larger:

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import math
 from collections.abc import Sequence
+from functools import partial
 from typing import Any
 
 import numpy as np
@@ -112,7 +113,8 @@ def merge_per_context(
     Equal numbers are first one value in every context (the first met), else a context that holds
     1.0 alone would write its own column while another writes 1.0's points to 1's. Where a value
     would still be written in two columns (twins merged one way here, the other way there), the
-    map is refused: no reader could tell which column to expect. `listed`: the values of the
+    columns are one where they are float64 twins of one value (`_twin_columns`), else the map is
+    refused: no reader could tell which column to expect. `listed`: the values of the
     output's one-hot (None: a numerical output), some of which the points may not hold (their
     inputs were made canonical: 1.0 read as 1), mapped alike."""
     categorical = listed is not None
@@ -130,15 +132,22 @@ def merge_per_context(
     if not categorical:
         return merged, None
     canon: dict[tuple[str, Any], Atom] = {}
+    # values met in two columns: (the value, the column it met, the other column)
+    clashes: list[tuple[Atom, Atom, Atom]] = []
+    met: dict[tuple[str, Any], Atom] = {}  # each value's key -> the value
     for (_, pts), (_, kept) in zip(per_context, merged, strict=True):
         for (_, v), k in zip(pts, nearest_merged(kept, pts), strict=True):
             written = kept[k][1]
-            if value_key(canon.setdefault(value_key(v), written)) != value_key(written):
-                raise _two_columns(node, v)
-    written_keys = {value_key(w) for w in canon.values()}
+            met.setdefault(value_key(v), v)
+            first_met = canon.setdefault(value_key(v), written)
+            if value_key(first_met) != value_key(written):
+                clashes.append((v, first_met, written))
+    written_values = {value_key(w): w for w in canon.values()}
     for key, w in canon.items():
-        if key != value_key(w) and key in written_keys:
-            raise _two_columns(node, w)
+        if key != value_key(w) and key in written_values:
+            clashes.append((w, written_values[key], w))
+    if clashes:
+        merged, canon = _twin_columns(node, merged, canon, met, clashes)
     for key, v in replaced.items():
         canon.setdefault(key, canon[value_key(v)])
     for v in listed or ():
@@ -155,6 +164,65 @@ def nearest_merged(merged: list[tuple[float, Atom]], points: list[tuple[float, A
     hi = np.clip(np.searchsorted(xs, at), 0, len(xs) - 1)
     lo = np.clip(hi - 1, 0, len(xs) - 1)
     return np.where(np.abs(xs[lo] - at) <= np.abs(xs[hi] - at), lo, hi).tolist()
+
+
+def _twin_columns(
+    node: IRNode,
+    merged: list[tuple[Atom, list[tuple[float, Atom]]]],
+    canon: dict[tuple[str, Any], Atom],
+    met: dict[tuple[str, Any], Atom],
+    clashes: list[tuple[Atom, Atom, Atom]],
+) -> tuple[list[tuple[Atom, list[tuple[float, Atom]]]], dict[tuple[str, Any], Atom]]:
+    """`merged` and `canon` with the columns of each clash made one: a value met in two columns
+    (5/6 squared from either of 5/6's float64 twins, 0.6944444444444443 and ...45, at two points
+    merged the other way round) is written in one, where the columns are float64 twins of one
+    value, and one of them (nearest a short decimal, as `merge_noise` keeps) stands for every
+    value either stood for (`_stands_for`: the decoder gives it where the interpreter has any of
+    them, and `rasp verify` compares so). Else `_two_columns`' refusal, as before: a column of
+    values that are not twins would decode one as another. The maps that read the one-hot list
+    their rows in these values (`Built.canon`), and refuse where twins lead to different results."""
+    parent: dict[tuple[str, Any], tuple[str, Any]] = {}
+
+    def root(key: tuple[str, Any]) -> tuple[str, Any]:
+        while parent.get(key, key) != key:
+            key = parent[key]
+        return key
+
+    columns = {value_key(w): w for w in canon.values()}
+    for _, a, b in clashes:
+        columns.update(((value_key(a), a), (value_key(b), b)))  # (b need be no value's first)
+        parent[root(value_key(a))] = root(value_key(b))
+    groups: dict[tuple[str, Any], list[Atom]] = {}  # a group's root -> its columns
+    for key, w in columns.items():
+        groups.setdefault(root(key), []).append(w)
+    stood: dict[tuple[str, Any], list[Atom]] = {}  # a group's root -> the values it stands for
+    for key, w in canon.items():
+        stood.setdefault(root(value_key(w)), []).append(met[key])
+    into: dict[tuple[str, Any], Atom] = {}  # a column's key -> the column written in its place
+    for top, members in groups.items():
+        if len(members) == 1:
+            continue
+        kept = _twin_kept(members, stood.get(top, []))
+        if kept is None:
+            raise _two_columns(node, next(v for v, _, _ in clashes if root(value_key(v)) == top))
+        into.update((value_key(w), kept) for w in members)
+    merged = [(c, [(x, into.get(value_key(w), w)) for x, w in pts]) for c, pts in merged]
+    canon = {key: into.get(value_key(w), w) for key, w in canon.items()}
+    return merged, canon
+
+
+def _twin_kept(members: list[Atom], values: list[Atom]) -> Atom | None:
+    """The column to keep of `members` (columns met by one value), which must stand for every
+    one of `values` (`_stands_for`), the member nearest a short decimal first; None where the
+    members are not float64 twins of one value (numbers, no bool, each within FLOAT64_NOISE of
+    the least: `float64_twins`) or none stands for them all."""
+    if not all(is_number(w) and not isinstance(w, bool) for w in members):
+        return None
+    numbers = sorted(float(w) for w in members)
+    if not all(math.isfinite(x) and float64_twins(numbers[0], x) for x in numbers):
+        return None
+    ordered = sorted(members, key=lambda w: (abs(float(w) - round(float(w), 9)), float(w)))
+    return next((w for w in ordered if all(map(partial(_stands_for, w), values))), None)
 
 
 def _two_columns(node: IRNode, value: Atom) -> CompileError:

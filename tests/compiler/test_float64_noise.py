@@ -186,18 +186,39 @@ def test_a_step_map_writes_equal_numbers_to_the_column_its_readers_expect() -> N
     assert merge_per_context(node, points, None)[1] is None  # a number needs no columns
 
 
-def test_twins_merged_in_one_context_and_written_in_another_are_refused() -> None:
+def test_twins_merged_in_one_context_and_written_in_another_share_one_column() -> None:
+    """A value met in two columns that are float64 twins of one value is written in one (the
+    twin nearest a short decimal), in every context: one column for readers to expect."""
     from compiler.fits import merge_per_context
     from compiler.graph import build_graph
 
     node = build_graph(program("x = indices * 2;", "x")).output
     twin = 0.1 + 0.2  # 0.30000000000000004
     merged_here = ("p", [(0.3, 0.3), (twin, twin)])  # one point, 0.3 written for both
-    alone_there = ("q", [(twin, twin)])  # the twin written as itself
-    with pytest.raises(CompileError, match="two different one-hot columns"):
-        merge_per_context(node, [merged_here, alone_there], (0.3, twin))
+    alone_there = ("q", [(twin, twin)])  # the twin, written as itself alone
+    merged, canon = merge_per_context(node, [merged_here, alone_there], (0.3, twin))
+    assert merged == [("p", [(0.3, 0.3)]), ("q", [(twin, 0.3)])]
+    assert canon == {("float", 0.3): 0.3, ("float", twin): 0.3}
     _, canon = merge_per_context(node, [merged_here], (0.3, twin))
     assert canon == {("float", 0.3): 0.3, ("float", twin): 0.3}
+
+
+def test_values_met_in_two_columns_that_are_not_twins_are_refused() -> None:
+    """0.3 and 0.30000005 are one value as a model promises numbers (within 1e-6), but not
+    float64 twins (within FLOAT64_NOISE): their columns are not merged, the map is refused."""
+    from compiler.fits import merge_per_context
+    from compiler.graph import build_graph
+
+    node = build_graph(program("x = indices * 2;", "x")).output
+    twin, near = 0.1 + 0.2, 0.3 + 5e-8
+    merged_here = ("p", [(0.3, 0.3), (twin, near)])  # near written as 0.3 here
+    alone_there = ("q", [(twin, near)])  # and as itself there
+    with pytest.raises(CompileError, match="two different one-hot columns"):
+        merge_per_context(node, [merged_here, alone_there], (0.3, near))
+    # two different whole numbers are never one column (1e10 and 1e10 + 1 lie within noise)
+    whole = ("p", [(0.3, 10**10), (twin, 10**10 + 1)])
+    with pytest.raises(CompileError):
+        merge_per_context(node, [whole, ("q", [(twin, 10**10 + 1)])], (10**10, 10**10 + 1))
 
 
 def test_merge_points_keeps_the_first_of_a_run_of_one_value() -> None:

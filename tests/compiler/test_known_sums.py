@@ -49,20 +49,36 @@ def test_a_copy_plus_a_count_compiles_as_a_line_and_agrees() -> None:
 
 def test_without_the_line_build_the_sum_is_refused(monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setattr("compiler.driver.lines_instead", lambda kept, *rest: kept)
-    # (the copy-snaps build, tried after it, proves it too: acc's one-hot snapped before the copy)
+    # (the copy-snaps build, tried after it, proves it too: acc's one-hot snapped before the copy;
+    # nor the one-hot output of its maps of maps fused, tried after that, which proves it)
     monkeypatch.setattr("compiler.driver.copy_snaps_instead", lambda kept, *rest: kept)
+    monkeypatch.setattr("compiler.driver.fused_output_instead", lambda kept, *args: kept)
     with pytest.raises(CompileError, match="snap decision"):
         compile_sop(_root(LINE), VOCAB, 16)
 
 
-def test_a_refusal_names_the_line_builds_tried() -> None:
-    # over a larger product acc's one-hot is too noisy for the snap and the line alike
-    text = LINE.replace("+ v0 * 3;", "* 2 + v0;")
+# over a larger product acc's one-hot is too noisy for the snap and the line alike
+LARGER = LINE.replace("+ v0 * 3;", "* 2 + v0;")
+
+
+def test_a_refusal_names_the_line_builds_tried(monkeypatch: pytest.MonkeyPatch) -> None:
+    # (refused without the one-hot output of its maps of maps fused, the driver's last build)
+    monkeypatch.setattr("compiler.driver.fused_output_instead", lambda kept, *args: kept)
+    text = LARGER
     with pytest.raises(CompileError) as refused:
         compile_sop(_root(text), VOCAB, 16)
     rendered = refused.value.render()
     assert "also tried with sums of numbers held as one-hots read as lines" in rendered
     assert "also tried with those lines' one-hots snapped first" in rendered
+
+
+def test_the_larger_product_is_proved_as_a_fused_one_hot_output() -> None:
+    # since session 69 (compiler.fused_output): 609,173 parameters, a one-hot of 68 values
+    root = _root(LARGER)
+    model = compile_sop(root, VOCAB, 16)
+    assert model.metadata["output"]["encoding"] == "categorical"
+    inputs = all_inputs(VOCAB, 5) + random_inputs(VOCAB, 16, 60, 2148200)
+    assert check_inputs(model, root, inputs) == len(inputs)
 
 
 def test_the_sums_are_the_maps_that_state_an_affine_form_of_two_s_ops() -> None:

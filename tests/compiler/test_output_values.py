@@ -4,13 +4,16 @@ MAX_OUTPUT_VALUES); beyond the list the decoder gives the float itself, and a re
 from __future__ import annotations
 
 import pytest
-from test_compile import check_inputs, random_inputs
+from test_compile import all_inputs, check_inputs, random_inputs
 
 import compiler.assemble_metadata
 import compiler.grid
 from compiler import compile_sop
+from rasp.atoms import same_value
 from rasp.errors import CompileError
+from rasp.sops import evaluate
 from tests.compiler.test_total_orders import _program
+from tests.runtime_helpers import run_compiled
 
 # the mean position of the "a"s: the mean of any subset of 0..n-1, no grid by position or length
 MEAN_POSITION = 'res = aggregate(select(tokens, "a", ==), indices, -1);'
@@ -59,6 +62,8 @@ def test_a_snap_between_values_float32_tells_apart_is_not_hinted_as_values_too_c
     # (defs 2156627's reduction; since session 67 the build of its sum's terms from their sources
     # proves it: without that build, its default's output snap is refused as it was)
     monkeypatch.setattr("compiler.known_sums.fused_terms", lambda *args: frozenset())
+    # (nor since session 69 the one-hot output of its maps of maps fused, tried after it)
+    monkeypatch.setattr("compiler.driver.fused_output_instead", lambda kept, *args: kept)
     with pytest.raises(CompileError) as refused:
         compile_sop(_program(PILED_UP), list("xab"), 10, name="res", causal=True)
     problem = refused.value.diagnostics[0]
@@ -68,15 +73,38 @@ def test_a_snap_between_values_float32_tells_apart_is_not_hinted_as_values_too_c
 
 
 # numeric fuzz seed 2196601 (N = 4), reduced: a map of a mean of prefix means over "012", whose
-# interpolation carries the mean's error (3.3e-6) times a slope of hundreds to the output snap;
-# its one-hot output was tried and not built (two of the mean's values are float64 twins: 5/6
-# summed two ways), and the refusal dropped why where its values are far apart
+# interpolation carries the mean's error (3.3e-6) times a slope of hundreds to the output snap
+# (margin 0.000651 against 0.0017); two of the mean's values are float64 twins (5/6 and 7/6, each
+# summed two ways), and so are their outputs, met in two one-hot columns (7/6 and 11/6 both give
+# 49/36): since session 69 one column, and the one-hot output is proved
 MEAN_OF_MEANS = """v1 = aggregate(select(indices, indices, <=), tokens_int, 0);
 v2 = aggregate(full_s, v1, 0);
 res = (v2 ^ 2) % 2;"""
 
 
-def test_a_piled_up_snap_says_why_the_one_hot_output_did_not_do() -> None:
+def test_a_one_hot_output_writes_float64_twins_of_one_value_in_one_column() -> None:
+    from compiler.fits import float64_twins
+
+    root = _program(MEAN_OF_MEANS)
+    model = compile_sop(root, list("012"), 4, name="res")
+    output = model.metadata["output"]
+    assert output["encoding"] == "categorical"
+    # 49/36 (1.3611111111111107, ...114 and ...116 as computed) has one column; twins that
+    # never meet in a column may keep their own (1/144, and 2.00694... % 2 as computed)
+    assert sum(float64_twins(float(v), 49 / 36) for v in output["values"]) == 1
+    inputs = all_inputs(list("012"), 4)  # every input, as the campaign's N = 4 does
+    assert check_inputs(model, root, inputs) == len(inputs) == 120
+    outputs = run_compiled(model, inputs)
+    for tokens, got in zip(inputs, outputs, strict=True):
+        assert all(map(same_value, got, evaluate(root, tokens).values)), tokens
+
+
+def test_a_piled_up_snap_says_why_the_one_hot_output_did_not_do(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
+    # where the two columns were no float64 twins (as if: no column kept), the one-hot output is
+    # not built and the refusal says why where its values are far apart
+    monkeypatch.setattr("compiler.fits._twin_kept", lambda members, values: None)
     with pytest.raises(CompileError) as refused:
         compile_sop(_program(MEAN_OF_MEANS), list("012"), 4, name="res")
     problem = refused.value.diagnostics[0]
@@ -84,3 +112,24 @@ def test_a_piled_up_snap_says_why_the_one_hot_output_did_not_do() -> None:
     assert problem.hint is not None
     assert problem.hint.startswith("its values are far enough apart for float32; the error is")
     assert "; a one-hot output was not built either: '(v2 ^ 2) % 2' would write" in problem.hint
+
+
+# numeric fuzz seed 2196601 itself (N = 4): the map of the map is an interpolation, which a one-hot
+# output stepped over too (a relu margin of 4 against 4.49); with the maps of maps fused over their
+# sources (compiler.fused_output, the driver's last build) the output is stepped over the mean
+SEED_2196601 = MEAN_OF_MEANS.replace("res = (v2 ^ 2) % 2;", "res = (v1 * ((v2 * v2) % 2));")
+
+
+@pytest.mark.exactness
+def test_a_map_of_an_interpolated_map_is_proved_as_a_fused_one_hot_output() -> None:
+    from compiler.fused_output import FUSED_ONE_HOT
+
+    root = _program(SEED_2196601)
+    notes: list[str] = []
+    model = compile_sop(root, list("012"), 4, name="res", progress=lambda s, *_: notes.append(s))
+    assert model.metadata["output"]["encoding"] == "categorical"
+    assert any(FUSED_ONE_HOT in stage for stage in notes)
+    inputs = all_inputs(list("012"), 4)
+    outputs = run_compiled(model, inputs)
+    for tokens, got in zip(inputs, outputs, strict=True):
+        assert all(map(same_value, got, evaluate(root, tokens).values)), tokens
