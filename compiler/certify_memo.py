@@ -27,6 +27,9 @@ from compiler.reach import MLPReach, Reading
 # A part is worth a key where its check is large (points x units): the key reads W's rows once
 # more, as `unit_groups` does, and holds them; a small part is checked faster than keyed.
 MIN_CELLS = 2**20
+# ... and its key, held in memory for the compile, small enough (W's and W_out's non-zeros: a
+# one-hot of thousands of values read by thousands of units could keep hundreds of MB)
+MAX_KEY_BYTES = 2**26
 
 _MEMO: ContextVar[dict[Hashable, Any] | None] = ContextVar("certify_memo", default=None)
 
@@ -68,7 +71,8 @@ def part_key(
 ) -> Hashable | None:
     """Every input `certify_mlp`'s check of one part reads, exactly (floats as their bytes or
     their repr: -0.0 is not 0.0), its residual dimensions renumbered in order; None where the
-    part is small (not worth a key) or reads a row the key would not hold."""
+    part is small (not worth a key), its key large (MAX_KEY_BYTES), or W has a row the key
+    would not hold."""
     if coords.shape[0] * lin.W.shape[1] < MIN_CELLS:
         return None
     one, bos, pad = lin.one, lin.bos, lin.pad
@@ -77,27 +81,31 @@ def part_key(
     dims = sorted({d for r in readings for t in r.terms for d, _ in t if d != one})
     if bos in dims or pad in dims:
         return None
+    held = [one, *dims]
     # every row of W not held here is bit for bit +0.0 but BOS's and PAD's (which the check
     # skips: exact zeros at real positions), as `unit_groups` reads rows
     rows = np.flatnonzero((lin.W.view(np.uint64) != 0).any(axis=1))
-    held = [one, *dims]
     if not np.isin(rows, [*held, bos, pad]).all():
         return None
     where = {d: i for i, d in enumerate(dims)}
     where[one] = -1
     placed = {int(d): i for i, d in enumerate(out)}
     err = lin.err
+    # W's rows and W_out's part as their non-zero entries (bit for bit: -0.0 is one), the rest
+    # +0.0: a part over a one-hot of 800 values keeps a few MB, not W's 80 MB
+    weights = (_sparse(lin.W[held]), _sparse(wo))
+    if sum(len(w[2]) + len(w[3]) for w in weights) + 8 * coords.size > MAX_KEY_BYTES:
+        return None
     return (
         "mlp part",
         tuple(used.index(r) for r in part.readings),
         repr([_renumbered(r, where) for r in readings]),
-        _exact(lin.W[held]),
+        weights,
         _exact(lin.bias),
         *(_exact(a[held]) for a in (err.absolute, err.relative, err.magnitude, err.grid)),
         _exact(coords),
         _exact(np.array(part.outputs)),
         part.continuous,
-        _exact(wo),
         repr(_renumbered(out_reading, placed)),
         _exact(out_terms[out]),
         _exact(b_out[out]),
@@ -114,6 +122,14 @@ def _exact(array: np.ndarray) -> tuple[str, tuple[int, ...], bytes]:
     """An array bit for bit: its type, shape and bytes."""
     array = np.ascontiguousarray(array)
     return (array.dtype.str, array.shape, array.tobytes())
+
+
+def _sparse(array: np.ndarray) -> tuple[str, tuple[int, ...], bytes, bytes]:
+    """A float64 array bit for bit as its type, shape, and the flat places and bytes of its
+    entries that are not +0.0 (every other entry is +0.0)."""
+    array = np.ascontiguousarray(array, dtype=np.float64)
+    places = np.flatnonzero(array.view(np.uint64) != 0)
+    return (array.dtype.str, array.shape, places.tobytes(), array.ravel()[places].tobytes())
 
 
 def _frozen(result: tuple) -> tuple:

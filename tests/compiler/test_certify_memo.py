@@ -68,6 +68,9 @@ def test_keys_renumber_dims_and_tell_every_input_apart(monkeypatch: pytest.Monke
     assert _key(w=[(4, -0.0)]) != key  # -0.0 for 0.0: other bits
     assert _key(err=[(3, 1e-9)]) != key
     assert _key(coords=[(0.0,), (1.0,), (1.0,)]) != key
+    monkeypatch.setattr(certify_memo, "MAX_KEY_BYTES", 8 * 4 * 2)  # W's 4 rows held, not the rest
+    assert _key() is None
+    monkeypatch.setattr(certify_memo, "MAX_KEY_BYTES", 2**26)
     lin, part, _ = _part(extra=1)
     lin.W[3, 0] = 1.0  # an unused dim read: not a row the key holds
     assert _key(extra=1) is not None
