@@ -3,8 +3,8 @@
 A compile certifies several builds of one program (`compiler.alternatives` and the driver's last
 builds), and most of what they differ in leaves a given MLP part as it was, up to where its
 dimensions sit in the residual: defs seed 2201203 at N = 5 certified one map's 12,483 units over
-13,230 points in each of its 18 certifications, 5-7 s each, the same arithmetic each time (its
-input errors were the same; some builds were one model twice). `sharing`
+13,230 points in each of its 18 certifications, 5-7 s each, over 5 distinct sets of inputs
+(some builds were one model twice). `sharing`
 scopes a memo (the driver's, per compile); inside it `checked` keeps a part's numbers (its worst
 decision, largest input error, and the error, magnitude and grid of what it writes) under a key
 that spells, bit for bit, every input the check reads, with the residual dimensions renumbered in
