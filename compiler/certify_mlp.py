@@ -14,6 +14,7 @@ from dataclasses import dataclass
 
 import numpy as np
 
+from compiler import certify_memo
 from compiler.bounds import (
     SLACK,
     Evaluated,
@@ -162,13 +163,6 @@ def _mlp_part(
     b_out: np.ndarray,
 ) -> tuple[np.ndarray, np.ndarray, np.ndarray, np.ndarray]:
     """Check one MLP part over all its points (in chunks: [points, units] arrays)."""
-    # Units with identical input weights (a step's pair) share their input error exactly.
-    groups, big = unit_groups(lin.W, [walk.bos, walk.pad])  # big: each unit's largest |weight|
-    shape = Groups(groups, wo)
-    outputs = np.array(part.outputs)
-    # chunks of a few MB: the [points, units] temporaries stay in cache (a few times faster than
-    # MAX_STATES-sized ones); every result is per point or a max, so chunking changes nothing
-    chunk = max(1, min(MAX_STATES, MLP_CHUNK) // max(lin.W.shape[1], 1))
     if lin.W.shape[1] == 0:  # no hidden unit: the part writes its bias, nothing is decided
         intended = encode(out_reading, np.array(part.outputs), out)
         dev = np.abs(b_out[out][None, :] - intended).max(axis=0, initial=0.0)
@@ -190,6 +184,52 @@ def _mlp_part(
             np.abs(intended).max(axis=0, initial=0.0),
             np.zeros(len(out), dtype=np.int64),
         )
+    # (the same numbers for the same inputs: kept per compile, compiler.certify_memo)
+    worst, max_total, abs_err, mag, grid = certify_memo.checked(
+        lambda: certify_memo.part_key(lin, part, coords, wo, out, out_reading, out_terms, b_out),
+        lambda: _part_numbers(
+            lin, part, coords, wo, out, out_reading, out_terms, b_out, [walk.bos, walk.pad]
+        ),
+    )
+    state = state_label(walk.reach.readings, part.readings, coords[worst[3]])
+    if part.continuous:  # no decision: what it proved is the output error, carried on
+        state = f"no decision (continuous: each unit's error carried to its output), {state}"
+    walk.checks.append(
+        Check(
+            f"layer {layer} mlp",
+            part.name,
+            part.op,
+            "relu",
+            float(worst[1]),
+            float(worst[2]),
+            f"unit {part.hidden[0] + worst[4]} at {state}",
+            max_total,
+        )
+    )
+    return out, abs_err, mag, grid
+
+
+def _part_numbers(
+    lin: Linear,
+    part: MLPReach,
+    coords: np.ndarray,
+    wo: np.ndarray,
+    out: np.ndarray,
+    out_reading: Reading,
+    out_terms: np.ndarray,
+    b_out: np.ndarray,
+    skip: list[int],
+) -> tuple[tuple[float, float, float, int, int], float, np.ndarray, np.ndarray, np.ndarray]:
+    """`_mlp_part`'s check over all the part's points, chunk by chunk: its worst decision (ratio,
+    distance, total, point, unit), largest input error, and the error, magnitude and grid of
+    what it writes. `skip`: the BOS and PAD rows (exact zeros at real positions)."""
+    # Units with identical input weights (a step's pair) share their input error exactly.
+    groups, big = unit_groups(lin.W, skip)  # big: each unit's largest |weight|
+    shape = Groups(groups, wo)
+    outputs = np.array(part.outputs)
+    # chunks of a few MB: the [points, units] temporaries stay in cache (a few times faster than
+    # MAX_STATES-sized ones); every result is per point or a max, so chunking changes nothing
+    chunk = max(1, min(MAX_STATES, MLP_CHUNK) // max(lin.W.shape[1], 1))
     worst = (math.inf, 0.0, 0.0, 0, 0)  # (ratio, distance, total, point, unit)
     max_total = 0.0
     abs_err = np.zeros(len(out))
@@ -225,22 +265,7 @@ def _mlp_part(
         max_total = max(max_total, r[1])
         abs_err, mag = np.maximum(abs_err, r[2]), np.maximum(mag, r[3])
         grid = np.maximum(grid, r[4])
-    state = state_label(walk.reach.readings, part.readings, coords[worst[3]])
-    if part.continuous:  # no decision: what it proved is the output error, carried on
-        state = f"no decision (continuous: each unit's error carried to its output), {state}"
-    walk.checks.append(
-        Check(
-            f"layer {layer} mlp",
-            part.name,
-            part.op,
-            "relu",
-            float(worst[1]),
-            float(worst[2]),
-            f"unit {part.hidden[0] + worst[4]} at {state}",
-            max_total,
-        )
-    )
-    return out, abs_err, mag, grid
+    return worst, max_total, abs_err, mag, grid
 
 
 def unit_groups(W: np.ndarray, skip: list[int]) -> tuple[dict[bytes, list[int]], np.ndarray]:

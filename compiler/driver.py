@@ -5,7 +5,7 @@ from __future__ import annotations
 import functools
 from collections.abc import Callable, Hashable, Sequence
 
-from compiler import build_facts
+from compiler import build_facts, certify_memo
 from compiler.alternatives import keep_proved
 from compiler.argument_checks import check_arguments
 from compiler.blocks import Atom
@@ -85,7 +85,8 @@ def compile_sop(
     # one needs rasp.deep_stack's raised limit (a chain of maps is walked iteratively)
     try:
         return run_deep(
-            lambda: _compile_sop(
+            lambda: _checked_once(
+                _compile_sop,
                 sop,
                 vocab,
                 max_len,
@@ -110,6 +111,16 @@ def compile_sop(
                 )
             ]
         ) from None
+
+
+def _checked_once(
+    compile_: Callable[..., CompiledModel], *args: object, **kw: object
+) -> CompiledModel:
+    """`compile_(...)` with one memo for all its builds' checks of MLP parts: a part checked in
+    one build is not checked again where every input of its check is the same
+    (compiler.certify_memo)."""
+    with certify_memo.sharing({}):
+        return compile_(*args, **kw)
 
 
 def _compile_sop(

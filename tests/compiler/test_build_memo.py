@@ -183,3 +183,26 @@ def test_group_count_is_the_number_of_groups_made() -> None:
             groups.add((*kind, seen[kind]))
             seen[kind] += 1
     assert step_mlp._group_count(kinds) == len(groups) == 5
+
+
+def test_a_key_is_spelled_once_per_call() -> None:
+    """The key (the inputs' repr) is spelled at most once per call, on a miss after a kept build
+    too (it was spelled for the look-up and again to keep the build), and a hit returns the build
+    kept under it."""
+    spelled: list[int] = []
+
+    class Counted:
+        def __init__(self, n: int) -> None:
+            self.n = n
+
+        def __repr__(self) -> str:
+            spelled.append(self.n)
+            return f"Counted({self.n})"
+
+    with sharing({}):
+        first = shared("f", (Counted(1),), lambda: [1])
+        assert spelled == [1]
+        assert shared("f", (Counted(2),), lambda: [2]) == [2]  # a miss, then kept
+        assert spelled == [1, 2]
+        assert shared("f", (Counted(1),), lambda: [3]) is first
+        assert spelled == [1, 2, 1]
