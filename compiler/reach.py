@@ -32,7 +32,6 @@ import json
 import zlib
 from dataclasses import dataclass
 from enum import Enum
-from operator import itemgetter
 from typing import Any
 
 import numpy as np
@@ -269,8 +268,8 @@ class Reach:
                     "op": m.op,
                     "hidden": list(m.hidden),
                     "readings": list(m.readings),
-                    # column-major: one list per reading, then the outputs (`_columns`)
-                    "points": _columns(m.points),
+                    # column-major: one list per reading, then the outputs
+                    "points": [list(col) for col in zip(*m.points)] if m.points else [],
                     "out": m.out,
                     "outputs": list(m.outputs),
                     **({"continuous": True} if m.continuous else {}),
@@ -373,16 +372,6 @@ class Reach:
             None if obj.get("decoding") is None else str(obj["decoding"]),
             None if obj.get("max_len") is None else int(obj["max_len"]),
         )
-
-
-def _columns(points: tuple[tuple[float, ...], ...]) -> list[list[float]]:
-    """`[list(col) for col in zip(*points)]`, column by column at C speed: zip over every point
-    (64K to 200K points in a fuzz map's step MLP, transposed again in each build) made as many
-    iterators and was 10% of a compile."""
-    if not points:
-        return []
-    width = min(map(len, points))  # (zip stops at the shortest point)
-    return [list(map(itemgetter(k), points)) for k in range(width)]
 
 
 def atom_label(v: Atom) -> str:

@@ -39,7 +39,7 @@ class ReachBuilder:
                 terms = tuple(
                     tuple((ix[d], float(c)) for d, c in t if d in ix) for t in enc.one_hot
                 )
-                labels = tuple(map(atom_label, enc.values))
+                labels = tuple(atom_label(v) for v in enc.values)
                 self._ids[enc] = len(self.readings)
                 self.readings.append(Reading(enc.name, False, terms, (), labels, vector=True))
                 return self._ids[enc]
@@ -51,7 +51,7 @@ class ReachBuilder:
             else:
                 terms = (tuple((ix[d], float(c)) for d, c in enc.number if d in ix),)
                 numbers = tuple(float(v) for v in enc.values)
-            labels = tuple(map(atom_label, enc.values))
+            labels = tuple(atom_label(v) for v in enc.values)
             self._ids[enc] = len(self.readings)
             misfit = 0.0 if enc.is_categorical else enc.misfit
             self.readings.append(

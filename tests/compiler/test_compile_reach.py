@@ -135,12 +135,3 @@ def test_a_disjunction_reads_its_sops_when_their_sources_combine_in_many_more_wa
     assert model.param_count() < 10_000_000
     inputs = all_inputs("§abc", 4) + random_inputs("§abc", 16, 200, seed=4)
     assert check_inputs(model, root, inputs) == len(inputs)
-
-
-def test_points_are_written_column_by_column_as_zip_wrote_them() -> None:
-    """`Reach.to_json`'s points: one list per reading, as `zip(*points)` gave them (the same
-    objects, ragged points cut to the shortest), without zip's iterator per point."""
-    from compiler.reach import _columns
-
-    for points in [(), ((), ()), ((1.0, -0.0), (3.0, 4.0)), ((1.0, 2.0, 5.0), (3.0, 4.0))]:
-        assert _columns(points) == [list(col) for col in zip(*points, strict=False)]
