@@ -6,6 +6,8 @@ carries one printable line (no traceback needed) that the CLI renders as `error:
 
 from __future__ import annotations
 
+import unicodedata
+
 
 class ModelFormatError(Exception):
     """A file that is not a valid compiled model: `str(err)` is `<path>: <what is wrong>`."""
@@ -20,12 +22,33 @@ class ModelFormatError(Exception):
 def printable(text: str) -> str:
     """`text` with each control or format character as its escape (`\\x1b`, `\\n`, `\\u202e`):
     a reason quotes the file's own strings (tensor names, field values), which must not move the
-    cursor, recolour the terminal, reorder the line or break it in two."""
+    cursor, recolour the terminal, reorder the line or break it in two. A zero-width joiner
+    between two pictographs (`👨‍👩‍👧`) stays: it only draws them as one picture. (The same as
+    `rasp.text_width.printable`, which the runtime may not import; a test holds them equal.)"""
     if text.isprintable():
         return text
     return "".join(
-        c if c.isprintable() else c.encode("unicode_escape").decode("ascii") for c in text
+        c
+        if c.isprintable() or _joins_emoji(text, k)
+        else c.encode("unicode_escape").decode("ascii")
+        for k, c in enumerate(text)
     )
+
+
+_JOINER = "\u200d"
+_EMOJI_STYLE = "\ufe0f"  # variation selector 16
+_EMOJI_MODIFIERS = range(0x1F3FB, 0x1F400)  # skin tones
+
+
+def _joins_emoji(text: str, k: int) -> bool:
+    """Whether `text[k]` is a zero-width joiner between two pictographs (the one before may carry
+    U+FE0F or a skin tone): `rasp.text_width.joins_emoji`."""
+    if text[k] != _JOINER or k + 1 >= len(text) or unicodedata.category(text[k + 1]) != "So":
+        return False
+    before = k - 1
+    while before >= 0 and (text[before] == _EMOJI_STYLE or ord(text[before]) in _EMOJI_MODIFIERS):
+        before -= 1
+    return before >= 0 and unicodedata.category(text[before]) == "So"
 
 
 class ModelInputError(ValueError):
