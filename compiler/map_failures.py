@@ -16,6 +16,7 @@ from rasp import sops
 from rasp.errors import RaspError
 from rasp.nodes import LABEL_MAX, cut_label
 from rasp.seqvalues import value_repr
+from rasp.text_width import display_width
 from rasp.wording import input_words
 
 # a residual name the compiler made (`_map_15`, `_has_focus_aggregate_1`), no program text
@@ -92,14 +93,14 @@ def _failure(fn: Any, args: tuple[Atom, ...]) -> tuple[str, bool] | None:
 
 
 def _input_text(node: IRNode, k: int, count: int) -> str:
-    """Input k of `count`: its name, else its program text (cut to LABEL_MAX characters, as the
+    """Input k of `count`: its name, else its program text (cut to LABEL_MAX columns, as the
     interpreter's hint cuts it), else `its input` / `its second input`; never a generated name that
     a refused program has no model to show (`map(_map_15)`)."""
     if node.named:
         return node.name
     # a long text is program text only where the node has a place in the source (a map built
     # in Python carries a description of its own)
-    short = len(node.text) <= LABEL_MAX
+    short = display_width(node.text) <= LABEL_MAX  # (columns, as `cut_label` cuts: `日` is two)
     if node.text and (short or node.span is not None) and not _GENERATED.search(node.text):
         text = cut_label(node.text)
         return f"({text})" if " " in text else text

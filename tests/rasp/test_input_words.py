@@ -1,5 +1,5 @@
 """A failing map's hint names each input it was called with: by its name or program text (a long
-expression's cut to 40 characters, as an unnamed s-op's label is), and where it has neither (a
+expression's cut to 40 columns, as an unnamed s-op's label is), and where it has neither (a
 program built in Python, tracr's `rasp.tokens`) by what it is (`tokens_asis`, `indices`) or its
 place, `its second input`: `input 1 = "a"` read as a name the program had given."""
 
@@ -96,3 +96,29 @@ def test_the_compiler_cuts_a_long_input_as_the_interpreter_does() -> None:
         compiler.compile_sop(load_source(source).get("y"), list("abc"), 4, source=source)
     cut = "((indices - indices) + (indices - indi...)"
     assert f"it fails where {cut} = 0" in str(info.value.hint), info.value.hint
+
+
+
+FAMILY = "\U0001f468\u200d\U0001f469\u200d\U0001f467"  # 👨‍👩‍👧: five characters, two columns
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        # `日...日(tokens)`: 25 characters, 42 columns: past LABEL_MAX, so a Python map's own text
+        # is not quoted (it was, cut by columns, being "short" by characters)
+        ("日" * 17, "its first input"),
+        # 43 characters, 22 columns: short, so quoted whole (it was `its first input`)
+        (FAMILY * 7, f"{FAMILY * 7}(tokens)"),
+        ("x" * 32, f"{'x' * 32}(tokens)"),  # ASCII as before: 40 characters are short, 41 not
+        ("x" * 33, "its first input"),
+    ],
+)
+def test_a_python_maps_text_is_short_by_columns(text: str, shown: str) -> None:
+    tokens = S.TokensSOp(kind=S.TokenKind.ASIS)
+    first = S.MapSOp(fn=lambda t: t.lower(), inputs=(tokens,), text=text)  # `text(tokens)`
+    both = S.MapSOp(fn=_fails, inputs=(first, S.IndicesSOp()), text="both")
+    with pytest.raises(CompileError) as info:
+        compiler.compile_sop(both, ["a", "b"], 3)
+    hint = str(info.value.hint)
+    assert f'where {shown} = "a" (a string), indices = 0' in hint, hint
