@@ -98,7 +98,6 @@ def test_the_compiler_cuts_a_long_input_as_the_interpreter_does() -> None:
     assert f"it fails where {cut} = 0" in str(info.value.hint), info.value.hint
 
 
-
 FAMILY = "\U0001f468\u200d\U0001f469\u200d\U0001f467"  # 👨‍👩‍👧: five characters, two columns
 
 
