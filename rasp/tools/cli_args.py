@@ -18,7 +18,7 @@ from rasp.tools.arguments import (
     check_vocab_spaces,
     parse_tokens,
 )
-from rasp.tools.cli_parser import refuse_unknown_command
+from rasp.tools.cli_parser import arguments, refuse_unknown_command
 from rasp.wording import close_name
 
 
@@ -48,7 +48,7 @@ def _refuse_unknown_option(parser: argparse.ArgumentParser, argv: Sequence[str])
     if not argv or argv[0] not in getattr(parser, "subcommand_parsers", {}):
         return
     sub = subparser(parser, argv[0])
-    known = [o for o in sub._option_string_actions if o.startswith("--")]
+    known = [o for a in arguments(sub) for o in a.option_strings if o.startswith("--")]
     for word in argv[1:]:
         if word == "--":  # the rest are positional
             return
@@ -63,7 +63,7 @@ def _refuse_unknown_option(parser: argparse.ArgumentParser, argv: Sequence[str])
         others = [
             name
             for name, other in parser.subcommand_parsers.items()  # type: ignore[attr-defined]
-            if option in other._option_string_actions
+            if any(option in a.option_strings for a in arguments(other))
         ]
         if close:
             guess = f" (did you mean {close}?)"
@@ -87,7 +87,7 @@ def _refuse_stray_input(parser: argparse.ArgumentParser, argv: Sequence[str]) ->
     if not argv or argv[0] not in ("run", "draw"):
         return
     sub = subparser(parser, argv[0])
-    takes_value = {o for a in sub._actions if a.nargs != 0 for o in a.option_strings}
+    takes_value = {o for a in arguments(sub) if a.nargs != 0 for o in a.option_strings}
     words: list[tuple[int, str]] = []  # the positional words, with where they stand
     skip = False
     for at, word in enumerate(argv[1:], 1):
@@ -105,7 +105,7 @@ def _refuse_stray_input(parser: argparse.ArgumentParser, argv: Sequence[str]) ->
         sub.error(
             "the following arguments are required: FILE.rasp (or --model M.safetensors), --input"
         )
-    room = sum(1 for a in sub._actions if not a.option_strings)
+    room = sum(1 for a in arguments(sub) if not a.option_strings)
     extra = words[room:]
     if not extra and words and any(w.startswith("--model") for w in argv):
         # `run --model M abc`: a word that names no file is no program to check M against

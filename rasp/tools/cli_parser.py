@@ -21,21 +21,47 @@ from rasp.tools.pyprogram import add_python_options
 class _Parser(argparse.ArgumentParser):
     """argparse, except that help or the version which stdout cannot take is the command's error
     (argparse drops it: `rasp --help > /dev/full` and `rasp --help | head -1` exited 0); the
-    subcommands' parsers are of this class too (argparse makes them of their parent's)."""
+    subcommands' parsers are of this class too (argparse makes them of their parent's). Its
+    `arguments` lists every argument it takes (`arguments(parser)`), on argparse's public API."""
 
     def __init__(self, *args: Any, **kwargs: Any) -> None:
-        # required options of fixed choices, for `error` to name (an option added through a
-        # group or a parent parser is not seen here: none of those is required)
-        self.chosen: list[argparse.Action] = []
-        super().__init__(*args, **kwargs)
+        # every argument this parser takes, as add_argument returned it: argparse lists them only
+        # in private attributes (`_actions`), which the CLI's own checks (cli_args) and `error`
+        # read here instead
+        self.arguments: list[argparse.Action] = []
+        super().__init__(*args, **kwargs)  # (add_help's -h/--help comes through add_argument)
+        for parent in kwargs.get("parents", ()):  # (argparse copies them without add_argument)
+            self.arguments.extend(arguments(parent))
         self.register("action", None, _StoreOnce)  # every plain option of every subcommand
         self.register("action", "store", _StoreOnce)
 
     def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
         action = super().add_argument(*args, **kwargs)
-        if action.required and action.choices and action.option_strings:
-            self.chosen.append(action)
+        self.arguments.append(action)
         return action
+
+    def add_subparsers(self, **kwargs: Any) -> Any:
+        action = super().add_subparsers(**kwargs)
+        self.arguments.append(action)
+        return action
+
+    def add_argument_group(self, *args: Any, **kwargs: Any) -> Any:
+        return self._recorded(super().add_argument_group(*args, **kwargs))
+
+    def add_mutually_exclusive_group(self, **kwargs: Any) -> Any:
+        return self._recorded(super().add_mutually_exclusive_group(**kwargs))
+
+    def _recorded(self, group: Any) -> Any:
+        """`group`, whose add_argument also lists the argument in `arguments`."""
+        add = group.add_argument
+
+        def add_argument(*args: Any, **kwargs: Any) -> argparse.Action:
+            action: argparse.Action = add(*args, **kwargs)
+            self.arguments.append(action)
+            return action
+
+        group.add_argument = add_argument
+        return group
 
     def _print_message(self, message: str, file: IO[str] | None = None) -> None:
         if message and file is not None and file is sys.stdout:
@@ -49,12 +75,20 @@ class _Parser(argparse.ArgumentParser):
             missing = message.split(":", 1)[1].replace(" ", "").split(",")
             named = [
                 f"{action.option_strings[-1]} {' or '.join(map(str, action.choices))}"
-                for action in self.chosen
+                for action in self.arguments
+                if action.required and action.choices and action.option_strings
                 if "/".join(action.option_strings) in missing
             ]
             if named:
                 message += f" (write {', '.join(named)})"
         super().error(message)
+
+
+def arguments(parser: argparse.ArgumentParser) -> list[argparse.Action]:
+    """Every argument of `parser` (one `build_parser` made), options and positionals, with -h."""
+    if not isinstance(parser, _Parser):
+        raise TypeError(f"not a parser of build_parser's: {parser!r}")
+    return parser.arguments
 
 
 class _StoreOnce(argparse.Action):
