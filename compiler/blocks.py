@@ -172,7 +172,7 @@ class Encoded:
     number: Terms = ()
     # numerical: a bound on |the s-op's value - `number`'s exact value| at every reachable state:
     # an affine view read as its fit, which may miss a value by float64 noise
-    # (`fits.affine_fit`); the certifier adds it to every decision that reads the view
+    # (`affine_fits.affine_fit`); the certifier adds it to every decision that reads the view
     misfit: float = 0.0
 
     def __hash__(self) -> int:

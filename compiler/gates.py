@@ -25,8 +25,8 @@ from collections.abc import Callable, Sequence
 
 import numpy as np
 
+from compiler.affine_fits import affine_points
 from compiler.blocks import ONE, Atom, Encoded, MLPDomain, MLPSpec, Terms, is_number, value_key
-from compiler.fits import affine_points
 from compiler.mlp import Builder, Output, check_size, linear
 from compiler.row_memo import derived
 

@@ -30,7 +30,7 @@ from rasp import arithmetic
 from rasp import operators as ops
 from rasp.tracr.functions import TracrFn
 
-# the fit's grid (compiler.fits.exact_affine_fit rounds its coefficients to it)
+# the fit's grid (compiler.affine_fits.exact_affine_fit rounds its coefficients to it)
 _GRID = 2**20
 
 # (fn, inputs' template positions) -> coefficients of the s-op inputs and of the constant

@@ -20,8 +20,9 @@ from typing import Any
 import numpy as np
 
 from compiler import map_steps
+from compiler.affine_fits import row_misfit, sum_misfit
 from compiler.blocks import Atom, Dim, Encoded, Encoding, all_numbers, value_key
-from compiler.fits import FLOAT64_NOISE, row_misfit, sum_misfit
+from compiler.fits import FLOAT64_NOISE
 from compiler.graph import IRNode
 from compiler.map_steps import Rows
 from compiler.numeric import ErrorBound, rounding_error

@@ -14,9 +14,9 @@ from operator import eq, ne
 from typing import Any
 
 from compiler import merged_rows
+from compiler.affine_fits import affine_fit
 from compiler.blocks import Atom, value_key
 from compiler.combos import TooManyRows
-from compiler.fits import affine_fit
 from compiler.graph import IRNode
 from compiler.known_affine import known_affine, known_misfit
 from compiler.plan_context import PlanContext
@@ -35,7 +35,7 @@ MAX_ROWS = 2_000_000
 _NUMBER_TYPES = {int, float, bool}  # what an affine fit reads as numbers
 Rows = list[tuple[tuple[Atom, ...], Atom]]  # (support values, the map's value there)
 _Key = tuple[int, tuple[int, ...]]  # (map, support)
-Fit = tuple[list[float], float]  # ([a_1, ..., a_k, b], misfit: `fits.affine_fit`)
+Fit = tuple[list[float], float]  # ([a_1, ..., a_k, b], misfit: `affine_fits.affine_fit`)
 
 
 class MapRows:
@@ -57,7 +57,7 @@ class MapRows:
 
     def affine_fit(self, node: IRNode, support: tuple[int, ...]) -> Fit | None:
         """([a_1, ..., a_k, b], misfit) of an exact affine map of the support's numbers (misfit:
-        a bound on how far a value lies from the form, `fits.affine_fit`), else None."""
+        a bound on how far a value lies from the form, `affine_fits.affine_fit`), else None."""
         stated = self.stated_fit(node, support)
         if stated is not None:
             return stated

@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compiler import step_mlp
+from compiler.affine_fits import affine_points_misfit
 from compiler.blocks import (
     ONE,
     Atom,
@@ -29,7 +30,7 @@ from compiler.blocks import (
     sort_values,
     value_key,
 )
-from compiler.fits import affine_points_misfit, merge_per_context, merge_points
+from compiler.fits import merge_per_context, merge_points
 from compiler.gates import gated_affine
 from compiler.graph import IRNode
 from compiler.interpolate import context_interpolation_mlp, interpolation_mlp

@@ -16,8 +16,8 @@ from collections.abc import Callable
 import numpy as np
 
 from compiler import numeric
+from compiler.affine_fits import affine_fit
 from compiler.blocks import ONE, Atom, Dim, Encoded, Encoding, all_numbers, is_number
-from compiler.fits import affine_fit
 from compiler.graph import IRNode, Op
 from compiler.known_affine import known_affine, known_misfit
 from compiler.map_values import apply_map
@@ -34,7 +34,7 @@ class NumberViews:
     def __init__(self, ctx: PlanContext, reader: Reader) -> None:
         self.ctx, self.reader = ctx, reader
         self._forms: dict[int, AffineForm | None] = {}
-        # per form found: a bound on |the node's value - its form| (`fits.affine_fit`'s misfit,
+        # per form found: a bound on |the node's value - its form| (`affine_fits.affine_fit`'s misfit,
         # through every map on the way)
         self._misfits: dict[int, float] = {}
 
@@ -152,7 +152,7 @@ class NumberViews:
     def _affine_fit(self, node: IRNode) -> tuple[list[float], float] | None:
         """Coefficients [a_1, ..., a_k, b] with fn(x_1..x_k) == sum a_j x_j + b on every combination
         of the inputs' values (exactly, up to float64 noise), and a bound on the misfit (the
-        largest |fn(x) - form(x)|: `fits.affine_fit`), or None."""
+        largest |fn(x) - form(x)|: `affine_fits.affine_fit`), or None."""
         domains = [self.ctx.values(i) for i in node.inputs]
         known = known_affine(node.fn, domains)
         if known is not None:

@@ -53,7 +53,7 @@ class Reading:
     # dimensions hold (indices read as (i, i * i) by numerical addressing).
     vector: bool = False
     # numerical: a bound on |the program's value - the terms' exact value| (an affine view read as
-    # its fit, `compiler.fits.affine_fit`); the certifier adds it to the error of every linear map
+    # its fit, `compiler.affine_fits.affine_fit`); the certifier adds it to the error of every linear map
     # that reads the reading (`bounds.Linear`). In a file as "misfit", absent where 0.
     misfit: float = 0.0
 

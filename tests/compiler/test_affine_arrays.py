@@ -1,6 +1,7 @@
-"""`fits.affine_points_misfit` over many points (sorted and checked as arrays) against the loop it
-replaced there, copied here from before the change: the same fit and misfit, or the same None,
-bit for bit, over lines, near-lines, ints, bools, 0.0 beside -0.0, repeated xs, inf and NaN."""
+"""`affine_fits.affine_points_misfit` over many points (sorted and checked as arrays) against the
+loop it replaced there, copied here from before the change: the same fit and misfit, or the same
+None, bit for bit, over lines, near-lines, ints, bools, 0.0 beside -0.0, repeated xs, inf and
+NaN."""
 
 from __future__ import annotations
 
@@ -10,9 +11,9 @@ import numpy as np
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from compiler import fits
+from compiler import affine_fits
+from compiler.affine_fits import ARRAY_MIN_POINTS, affine_points_misfit, row_misfit
 from compiler.blocks import is_number
-from compiler.fits import ARRAY_MIN_POINTS, affine_points_misfit, row_misfit
 
 
 def _old(points: list) -> tuple | None:
@@ -65,8 +66,8 @@ def test_arrays_as_the_loop(xs: list, a: float, b: float, noise: list) -> None:
 def test_the_arrays_are_used(monkeypatch) -> None:  # type: ignore[no-untyped-def]
     """Many distinct float xs take the arrays; fewer, or an int x, the loop."""
     used: list[int] = []
-    arrays = fits._affine_arrays
-    monkeypatch.setattr(fits, "_affine_arrays", lambda t: used.append(len(t)) or arrays(t))
+    arrays = affine_fits._affine_arrays
+    monkeypatch.setattr(affine_fits, "_affine_arrays", lambda t: used.append(len(t)) or arrays(t))
     line = [(k / 7, 3 * (k / 7) + 1) for k in range(ARRAY_MIN_POINTS)]
     assert affine_points_misfit(line) == _old(line)
     assert affine_points_misfit(line[:-1]) == _old(line[:-1])

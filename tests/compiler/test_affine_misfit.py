@@ -3,7 +3,7 @@ program's values lie from the fit (its misfit). The fit allowed each row a misfi
 LARGEST value, so a map affine but for one small value (a misfit of 1.5e-6 beside values up to
 2048) became a free view, and the model output the fit's 0.0009765625 where the program gives
 0.0009780625, certified (the snap's margin 7.5e-7 against a float32 bound of 1.75e-10): each row
-now gets its own float64 noise (compiler.fits.exact_affine_fit)."""
+now gets its own float64 noise (compiler.affine_fits.exact_affine_fit)."""
 
 from __future__ import annotations
 
@@ -12,7 +12,7 @@ import itertools
 import numpy as np
 
 from compiler import compile_sop
-from compiler.fits import exact_affine_fit
+from compiler.affine_fits import exact_affine_fit
 from tests.compiler.limit_checks import agrees_everywhere, program
 
 # affine in w1 (256 * w1 + 2^-10) but where both widths are 0 (every token alike), 1.5e-6 above

@@ -1,8 +1,9 @@
 """An affine view is read as its fit, and the fit lets a value miss the line by float64 noise
-(`compiler.fits.FIT_NOISE`: a tracr output rounded to 12 digits). That miss is now carried: the
-view's reading records a bound on it (`misfit`, in the file's reach), and the certifier adds it to
-the error of every linear map that reads the view (`compiler.bounds.Linear`). Before, nothing
-carried it: a decision whose margin was smaller than the miss was certified."""
+(`compiler.affine_fits.FIT_NOISE`: a tracr output rounded to 12 digits). That miss is now
+carried: the view's reading records a bound on it (`misfit`, in the file's reach), and the
+certifier adds it to the error of every linear map that reads the view
+(`compiler.bounds.Linear`). Before, nothing carried it: a decision whose margin was smaller than
+the miss was certified."""
 
 from __future__ import annotations
 
@@ -12,9 +13,9 @@ from fractions import Fraction
 import numpy as np
 
 from compiler import compile_sop
+from compiler.affine_fits import affine_fit, affine_points_misfit, row_misfit
 from compiler.bounds import DimErrors, Linear
 from compiler.certify import recheck
-from compiler.fits import affine_fit, affine_points_misfit, row_misfit
 from compiler.known_affine import known_misfit
 from compiler.reach import Reach, Reading
 from tests.compiler.limit_checks import agrees_everywhere, program
