@@ -28,12 +28,12 @@ from compiler.bounds import (
     special_linear,
 )
 from compiler.certificate import Check
-from compiler.certify_parts import Groups, encode, state_label
+from compiler.certify_parts import Groups, encode, state_label, unit_groups
 from compiler.certify_specials import exact_additions
 from compiler.certify_walk import MAX_STATES, Specials, Walk
 from compiler.float64_weights import stored
 from compiler.reach import MLPReach, Reading
-from compiler.sparse_sums import SparseRows, concrete_products, sparse_product
+from compiler.sparse_sums import SparseRows, Spread, concrete_products, sparse_product
 
 MLP_CHUNK = 2**18  # points x units per chunk
 
@@ -268,54 +268,11 @@ def _part_numbers(
     return worst, max_total, abs_err, mag, grid
 
 
-def unit_groups(W: np.ndarray, skip: list[int]) -> tuple[dict[bytes, list[int]], np.ndarray]:
-    """The units (columns of W [D, H]) grouped by identical input weights, bit for bit, with the
-    rows `skip` taken as 0 (bos and pad are 0 at real positions: the BOS/PAD gate may differ
-    within a pair), in order of their first unit; and each unit's largest |weight| there.
-
-    Compared on the rows where some unit's weight is not +0.0 (a 5,121-unit layer reads 5 of its
-    5,192): columns equal there are equal on every row, and each column's largest |weight| is
-    there. (A copy of W and a key of each whole column took 0.4 GB.)"""
-    rows = np.flatnonzero((W.view(np.uint64) != 0).any(axis=1))
-    read = W[rows[~np.isin(rows, skip)]]  # [R, H]
-    groups: dict[bytes, list[int]] = {}
-    for j in range(read.shape[1]):
-        groups.setdefault(np.ascontiguousarray(read[:, j]).tobytes(), []).append(j)
-    return groups, np.abs(read).max(axis=0, initial=0.0)
-
-
-class _Spread:
-    """`sparse_product` over one support (the active units) for several matrices with W_out's
-    non-zero pattern: the support's expansion into W_out's rows is found once. Same products,
-    same order, same sums as `sparse_product(a, w, support)`."""
-
-    def __init__(self, support: tuple[np.ndarray, np.ndarray], w: SparseRows, P: int) -> None:
-        pts, units = support
-        self.P, self.O = P, w.shape[1]
-        counts = w.per_unit[units]  # entries each (point, unit) expands into
-        self.keep = counts > 0
-        pts, units, counts = pts[self.keep], units[self.keep], counts[self.keep]
-        self.counts = counts
-        self.empty = len(pts) == 0
-        offset = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
-        self.entry = np.repeat(w.starts[units], counts) + offset  # into (w.rows, w.cols)
-        self.flat = np.repeat(pts, counts) * self.O + w.cols[self.entry]
-
-    def product(self, values: np.ndarray, w: SparseRows) -> np.ndarray:
-        """a @ w where a is zero off the support and `values` [len(support)] on it."""
-        if self.empty:
-            return np.zeros((self.P, self.O))
-        products = np.repeat(values[self.keep], self.counts) * w.values[self.entry]
-        return np.bincount(self.flat, weights=products, minlength=self.P * self.O).reshape(
-            self.P, self.O
-        )
-
-
 def _shared_error(
     groups: Groups,
     on: np.ndarray,
     shared: np.ndarray,
-    spread: _Spread,
+    spread: Spread,
     support: tuple[np.ndarray, np.ndarray],
     awo: SparseRows,
 ) -> np.ndarray:
@@ -470,7 +427,7 @@ def _mlp_chunk(
         # zeros elsewhere; at an active unit they are pre, own and total): found once, and
         # expanded into W_out's rows once for the four products with W_out or |W_out|
         on = np.nonzero(positive)
-        spread = _Spread(on, out_w.signed, pre.shape[0])
+        spread = Spread(on, out_w.signed, pre.shape[0])
         ideal = spread.product(pre[on], out_w.signed) + b_out[out]  # [P, O]
         lin_err = _shared_error(groups, positive, shared, spread, on, out_w.abs)  # pairs cancel
         own_err = spread.product(own[on], out_w.abs)

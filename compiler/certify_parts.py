@@ -76,6 +76,22 @@ class Groups:
             out[:, cols] += np.abs(act[:, members] @ w) * shared[:, members[0]][:, None]
 
 
+def unit_groups(W: np.ndarray, skip: list[int]) -> tuple[dict[bytes, list[int]], np.ndarray]:
+    """The units (columns of W [D, H]) grouped by identical input weights, bit for bit, with the
+    rows `skip` taken as 0 (bos and pad are 0 at real positions: the BOS/PAD gate may differ
+    within a pair), in order of their first unit; and each unit's largest |weight| there.
+
+    Compared on the rows where some unit's weight is not +0.0 (a 5,121-unit layer reads 5 of its
+    5,192): columns equal there are equal on every row, and each column's largest |weight| is
+    there. (A copy of W and a key of each whole column took 0.4 GB.)"""
+    rows = np.flatnonzero((W.view(np.uint64) != 0).any(axis=1))
+    read = W[rows[~np.isin(rows, skip)]]  # [R, H]
+    groups: dict[bytes, list[int]] = {}
+    for j in range(read.shape[1]):
+        groups.setdefault(np.ascontiguousarray(read[:, j]).tobytes(), []).append(j)
+    return groups, np.abs(read).max(axis=0, initial=0.0)
+
+
 def reading_dims(reading: Reading, one: int) -> list[int]:
     """The residual dimensions a reading's values set (`one` aside: it is 1 everywhere)."""
     return sorted({d for terms in reading.terms for d, _ in terms if d != one})

@@ -1,6 +1,7 @@
 """Products with mostly-zero matrices, formed from their non-zeros: `sparse_product` of a
 certifier's points (few units on at a point) with W_out's rows (`SparseRows`, prepared once), and
-`concrete_products` of a few concrete residuals (BOS, PAD) with a padded weight matrix.
+`concrete_products` of a few concrete residuals (BOS, PAD) with a padded weight matrix; `Spread`,
+one support's `sparse_product`s with several matrices of one non-zero pattern.
 
 The BOS and PAD residuals are evaluated concretely through every weight matrix (`bounds.special_linear`,
 the heads' W_O, the MLPs' W_out). Those matrices are padded (a head's d_head is the widest head's,
@@ -103,3 +104,30 @@ def sparse_product(
     values = np.repeat(a[pts, units], counts) * sw.values[entry]
     flat = rep_pts * O + sw.cols[entry]
     return np.bincount(flat, weights=values, minlength=P * O).reshape(P, O)
+
+
+class Spread:
+    """`sparse_product` over one support (the active units) for several matrices with W_out's
+    non-zero pattern: the support's expansion into W_out's rows is found once. Same products,
+    same order, same sums as `sparse_product(a, w, support)`."""
+
+    def __init__(self, support: tuple[np.ndarray, np.ndarray], w: SparseRows, P: int) -> None:
+        pts, units = support
+        self.P, self.O = P, w.shape[1]
+        counts = w.per_unit[units]  # entries each (point, unit) expands into
+        self.keep = counts > 0
+        pts, units, counts = pts[self.keep], units[self.keep], counts[self.keep]
+        self.counts = counts
+        self.empty = len(pts) == 0
+        offset = np.arange(counts.sum()) - np.repeat(np.cumsum(counts) - counts, counts)
+        self.entry = np.repeat(w.starts[units], counts) + offset  # into (w.rows, w.cols)
+        self.flat = np.repeat(pts, counts) * self.O + w.cols[self.entry]
+
+    def product(self, values: np.ndarray, w: SparseRows) -> np.ndarray:
+        """a @ w where a is zero off the support and `values` [len(support)] on it."""
+        if self.empty:
+            return np.zeros((self.P, self.O))
+        products = np.repeat(values[self.keep], self.counts) * w.values[self.entry]
+        return np.bincount(self.flat, weights=products, minlength=self.P * self.O).reshape(
+            self.P, self.O
+        )

@@ -18,12 +18,12 @@ from hypothesis.extra import numpy as hnp
 
 from compiler import out_rows
 from compiler.bounds import DimErrors, Evaluated, Linear, gamma, overflowed
-from compiler.certify_mlp import _shared_error, _Spread
+from compiler.certify_mlp import _shared_error
 from compiler.certify_parts import Groups
 from compiler.mlp import dyadic
 from compiler.out_rows import OutRows
 from compiler.reach import Reading
-from compiler.sparse_sums import SparseRows
+from compiler.sparse_sums import SparseRows, Spread
 
 _SPECIAL = [0.0, -0.0, math.nan, math.inf, -1.0, 5e-324, 2.0**-1022, 2.0**1023, 2.0**24]
 _SPECIAL += [
@@ -172,7 +172,7 @@ def test_the_shared_error_of_units_alone_is_groups_shared_error() -> None:
         shared = np.abs(rng.standard_normal((P, H))) * 2.0 ** rng.integers(-1070, 10, (P, H))
         shared[rng.random((P, H)) < 0.4] = 0.0
         on = np.nonzero(positive)
-        spread = _Spread(on, SparseRows(wo), P)
+        spread = Spread(on, SparseRows(wo), P)
         got = _shared_error(shape, positive, shared, spread, on, SparseRows(np.abs(wo)))
         want = shape.shared_error(positive.astype(np.float64), shared)
         assert got.shape == want.shape and np.array_equal(got.view(np.int64), want.view(np.int64))

@@ -12,7 +12,7 @@ import numpy as np
 import pytest
 
 from compiler import build_trials, compile_sop
-from compiler.certify_mlp import unit_groups
+from compiler.certify_parts import unit_groups
 from tests.compiler.limit_checks import program
 
 # (mixed seed 1820364's text) at N = 6 the default build, 522,691 parameters, is not proved;
