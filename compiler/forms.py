@@ -40,6 +40,8 @@ def prepare(
     1..max_len: each computation written twice read through one node (`compiler.dedupe`, before
     and after the rewrites), tracr's predicates and means resolved for this vocabulary
     (`compiler.resolve`), then
+    a mean's bool default that only maps read, alike as its int, written as the int
+    (`compiler.bool_defaults`), then
     s-ops of the position alone written through `length`, widths or means as maps of `indices`
     (`compiler.position_functions`), then
     selects of one s-op against itself through a term of the length as selects of the s-op under
