@@ -19,6 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compiler import step_mlp
+from compiler.bit_gates import bit_gated
 from compiler.blocks import (
     ONE,
     Atom,
@@ -29,6 +30,7 @@ from compiler.blocks import (
     sort_values,
     value_key,
 )
+from compiler.decoded_sums import term_mlp
 from compiler.fits import affine_points_misfit, merge_per_context, merge_points
 from compiler.gates import gated_affine
 from compiler.graph import IRNode
@@ -61,6 +63,29 @@ def view_of(ctx: PlanContext, reader: Reader, src: int, decoded: bool) -> XView:
     # 911K points of /tmp/both.rasp's steps at N = 256)
     at = _fraction if reader.reads_frac(src) else float
     return XView(reader.number(src), at, ctx.x_error(src))
+
+
+def decoded_mean(ctx: PlanContext, reader: Reader, built: Built, node: IRNode, src: int) -> XView:
+    """Mean `src` read by map `node` as the number its decoded one-hot writes
+    (`BuildOptions.decoded_factors`, compiler.decoded_factors): one unit per value, at most one
+    on (`decoded_sums.term_mlp`), so the number errs by its grid's rounding alone, not by the
+    one-hot's columns' error summed, nor by the head's; and by a float64 twin's column (1/3
+    written as 0.33333333333333337)."""
+    cat = reader.reading(src, Encoding.CATEGORICAL)  # the mean's step MLP into its one-hot
+    term, spec, largest = term_mlp(node, 0, cat, 1.0)
+    built.add_mlp(spec)
+    built.bounds[Dim(term.name)] = largest
+    twins = max(
+        (abs(float(u) - float(built.canonical(src, u))) for u in ctx.values(src)), default=0.0
+    )
+    number = Encoded(
+        term.name,
+        Encoding.NUMERICAL,
+        ctx.values(src),
+        number=((Dim(term.name), 1.0),),
+        misfit=largest * 2.0**-52 + twins,
+    )
+    return XView(number, float, None)
 
 
 def _fraction(w: Atom) -> float:
@@ -101,7 +126,10 @@ def map_steps(
     gated units where it is affine in the number for each context value (`gates`: may be)."""
 
     def build(decoded: bool) -> Encoded:
-        view = view_of(ctx, reader, x_src, decoded)
+        if node.name in ctx.options.decoded_factors and ctx.is_mean(ctx.graph[x_src]):
+            view = decoded_mean(ctx, reader, built, node, x_src)
+        else:
+            view = view_of(ctx, reader, x_src, decoded)
         return _map_steps(
             ctx, built, reader, node, support, support.index(x_src), view, rows, encoding, gates
         )
@@ -147,7 +175,10 @@ def _map_steps(
     if (
         gates and ctx.options.gates and encoding is Encoding.NUMERICAL
     ):  # affine per context: a few units
-        gated = gated_affine(x, view.at, xi, [context], rows, out, op=node.text, name=node.name)
+        if node.name in ctx.options.decoded_factors:  # whole slopes: a unit per bit
+            gated = bit_gated(x, view.at, xi, context, rows, out, op=node.text, name=node.name)
+        if gated is None:
+            gated = gated_affine(x, view.at, xi, [context], rows, out, op=node.text, name=node.name)
     if gated is None and encoding is Encoding.NUMERICAL:
         gated = _context_steps_or_interpolation(
             node, view, xi, context, rows, out, built, ctx.options.chained_lines
