@@ -22,11 +22,12 @@ from __future__ import annotations
 import math
 from collections import Counter
 from collections.abc import Callable, Iterator
+from dataclasses import dataclass
 
 import numpy as np
 
-from compiler.blocks import ONE, Atom, Encoded, MLPDomain, MLPSpec
-from compiler.gates import Rows, context_fits
+from compiler.blocks import ONE, Atom, Dim, Encoded, MLPDomain, MLPSpec, Terms
+from compiler.gates import Fits, Rows, context_fits
 from compiler.mlp import Builder, Output, check_size, linear
 
 # the largest |slope| or |constant| / MARGIN written in bits (float32 holds them exactly)
@@ -34,6 +35,15 @@ MAX_WHOLE = 2**20
 # the gated units' ReLU margin, and the grid of the constants (1/16 instead erred more: 0.00108
 # against 0.00098 at mixed seed 2197809, N = 24)
 MARGIN = 1.0
+
+
+@dataclass(frozen=True)
+class _Unit:
+    terms: dict[Dim, float]
+    bias: float
+    weight: float
+    members: frozenset[int]  # the context values (by position) where it is on
+    gated: bool  # on: weight * (x + t); else weight
 
 
 def bit_gated(
@@ -50,6 +60,60 @@ def bit_gated(
     """The bit-gated MLP of a map of the number x (at support position `xi`, read on `x` at
     `at(value)`) and one categorical `context` (module doc), `rows` its reachable points; None
     where compiler.gates' units do not apply, or a slope or a constant is no whole number."""
+    found = _units(x, at, xi, context, rows)
+    if found is None:
+        return None
+    fits, units, _ = found
+    points = [(*c, x_) for c, pts, _ in fits for x_, _ in pts]
+    outputs = tuple(v for _, pts, _ in fits for _, v in pts)
+    return _spec(op, name, units, x, context, points, outputs, out)
+
+
+def bit_gated_parts(
+    x: Encoded,
+    at: Callable[[Atom], float],
+    xi: int,
+    context: Encoded,
+    rows: Rows,
+    *,
+    op: str,
+    name: str,
+) -> tuple[list[tuple[MLPSpec, Encoded]], Terms, float] | None:
+    """`bit_gated`'s units as up to three MLPs, each writing a dimension of its own (the gated
+    units of the two largest bits, the other gated units, the constants): the certifier bounds
+    each MLP's sum by its own terms, and the map is the free view of their sum, which the
+    reader's sum bounds by three terms. Their specs and readings, the sum's terms and its
+    misfit; None where `bit_gated` is."""
+    found = _units(x, at, xi, context, rows)
+    if found is None:
+        return None
+    fits, units, t = found
+    gated = sorted((u for u in units if u.gated), key=lambda u: -abs(u.weight))
+    groups = [gated[:2], gated[2:], [u for u in units if not u.gated]]
+    points = [(ci, *c, x_) for ci, (c, pts, _) in enumerate(fits) for x_, _ in pts]
+    parts: list[tuple[MLPSpec, Encoded]] = []
+    for k, group in enumerate(g for g in groups if g):
+        values = [sum(_value(u, ci, x_, t) for u in group) for ci, *_, x_ in points]
+        part = Encoded.materialised_numerical(f"{name}.bits{k}", tuple(sorted(set(values))))
+        spec = _spec(op, part.name, group, x, context, [p[1:] for p in points], tuple(values), part)
+        parts.append((spec, part))
+    largest = max((abs(float(v)) for _, pts, _ in fits for _, v in pts), default=0.0)
+    # (each part's value is float64's sum of its units', off the program's by a few roundings)
+    misfit = 8 * largest * 2.0**-52
+    return parts, tuple((Dim(part.name), 1.0) for _, part in parts), misfit
+
+
+def _value(unit: _Unit, ci: int, x: float, t: float) -> float:
+    if ci not in unit.members:
+        return 0.0
+    return unit.weight * (x + t) if unit.gated else unit.weight
+
+
+def _units(
+    x: Encoded, at: Callable[[Atom], float], xi: int, context: Encoded, rows: Rows
+) -> tuple[Fits, list[_Unit], float] | None:
+    """The fits per context value, the units (module doc) and the shift t; None where a slope or
+    a constant is no whole number, or compiler.gates' units do not apply."""
     fits = context_fits(rows, xi, at)
     if fits is None:
         return None
@@ -61,30 +125,42 @@ def bit_gated(
     slopes = [(context.one_hot[context.index_of(c[0])], a, b - a * t) for c, _, (a, b) in fits]
     if not all(_whole(a) and _whole(k / MARGIN) for _, a, k in slopes):
         return None
-    units = Builder(1)
+    units: list[_Unit] = []
     for weight, members in _bits([a for _, a, _ in slopes]):
         gate = [(slopes[i][0], big) for i in members]
-        units.unit(
-            linear((x.number, 1.0), *gate, (((ONE, 1.0),), t - big)), 0.0, np.array([weight])
-        )
+        terms = linear((x.number, 1.0), *gate, (((ONE, 1.0),), t - big))
+        units.append(_Unit(terms, 0.0, weight, frozenset(members), True))
     # a constant shared by several context values on `one` (else none: a unit fewer to sum)
     ((common, times),) = Counter(k for _, _, k in slopes).most_common(1)
     common = common if times > 1 else 0.0
     if common != 0.0:
-        units.unit({ONE: 1.0}, 0.0, np.array([common]))
+        units.append(_Unit({ONE: 1.0}, 0.0, common, frozenset(range(len(slopes))), False))
     for weight, members in _bits([(k - common) / MARGIN for _, _, k in slopes]):
         on = linear(*((slopes[i][0], 2.0) for i in members))
-        units.unit(on, -1.0, np.array([weight * MARGIN]))
-    if not units.biases:
+        units.append(_Unit(on, -1.0, weight * MARGIN, frozenset(members), False))
+    if not units:
         return None
-    points = [(*c, x_) for c, pts, _ in fits for x_, _ in pts]
-    check_size(
-        op, "bit-gated", len(points), len(units.biases), len(x.number) + len(context.dims()) + 1
-    )
-    outputs = tuple(v for _, pts, _ in fits for _, v in pts)
+    return fits, units, t
+
+
+def _spec(
+    op: str,
+    name: str,
+    units: list[_Unit],
+    x: Encoded,
+    context: Encoded,
+    points: list[tuple[Atom, ...]],
+    outputs: tuple[Atom, ...],
+    out: Encoded,
+) -> MLPSpec:
+    builder = Builder(1)
+    for u in units:
+        builder.unit(u.terms, u.bias, np.array([u.weight]))
+    width = len(x.number) + len(context.dims()) + 1
+    check_size(op, "bit-gated", len(points), len(units), width)
     domain = MLPDomain((context, x), tuple(points), outputs, out)
-    notes = {"kind": "bit-gated", "contexts": len(fits)}
-    return units.spec(op, name, Output(out).dims, notes, domain)
+    notes = {"kind": "bit-gated", "units": len(units)}
+    return builder.spec(op, name, Output(out).dims, notes, domain)
 
 
 def _whole(v: float) -> bool:

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from compiler import step_mlp
-from compiler.bit_gates import bit_gated
+from compiler.bit_gates import bit_gated_parts
 from compiler.blocks import (
     ONE,
     Atom,
@@ -170,15 +170,23 @@ def _map_steps(
     # values independently): such rows never occur either (their one-hot was a KeyError).
     if not all(map(context.has, ctx.values(support[1 - xi]))):
         rows = rows_having(rows, 1 - xi, context.has)
+    if (
+        node.name in ctx.options.decoded_factors and encoding is Encoding.NUMERICAL
+    ):  # whole slopes: a unit per bit, in three MLPs (compiler.bit_gates)
+        parts = bit_gated_parts(x, view.at, xi, context, rows, op=node.text, name=node.name)
+        if parts is not None:
+            specs, number, misfit = parts
+            for spec, part in specs:
+                built.add_mlp(spec)
+                built.bounds[Dim(part.name)] = max(abs(float(v)) for v in part.values)
+            values = ctx.values(node.index)
+            return Encoded(node.name, Encoding.NUMERICAL, values, number=number, misfit=misfit)
     out = materialise(built, node, encoding, ctx.values(node.index))
     gated = None
     if (
         gates and ctx.options.gates and encoding is Encoding.NUMERICAL
     ):  # affine per context: a few units
-        if node.name in ctx.options.decoded_factors:  # whole slopes: a unit per bit
-            gated = bit_gated(x, view.at, xi, context, rows, out, op=node.text, name=node.name)
-        if gated is None:
-            gated = gated_affine(x, view.at, xi, [context], rows, out, op=node.text, name=node.name)
+        gated = gated_affine(x, view.at, xi, [context], rows, out, op=node.text, name=node.name)
     if gated is None and encoding is Encoding.NUMERICAL:
         gated = _context_steps_or_interpolation(
             node, view, xi, context, rows, out, built, ctx.options.chained_lines

@@ -14,7 +14,7 @@ import pytest
 from test_compile import all_inputs, check_inputs, random_inputs
 
 from compiler import compile_sop
-from compiler.bit_gates import _bits, bit_gated
+from compiler.bit_gates import _bits, bit_gated, bit_gated_parts
 from compiler.blocks import ONE, Dim, Encoded, Encoding
 from compiler.build_trials import BuildOptions
 from compiler.decoded_factors import mean_maps
@@ -72,6 +72,14 @@ def test_the_bit_gated_units_write_each_factor_times_the_number() -> None:
     for (n, v), want in rows:
         hot = dict(context.one_hot[context.index_of(n)])
         assert _evaluate(spec, {ONE: 1.0, Dim("x"): v, **hot}) == pytest.approx(want, abs=1e-9)
+    found = bit_gated_parts(x, float, 1, context, rows, op="n * x", name="out")
+    assert found is not None
+    parts, number, _ = found
+    assert len(parts) == 3 and number == tuple((Dim(p.name), 1.0) for _, p in parts)
+    for (n, v), want in rows:
+        hot = dict(context.one_hot[context.index_of(n)])
+        got = sum(_evaluate(s, {ONE: 1.0, Dim("x"): v, **hot}) for s, _ in parts)
+        assert got == pytest.approx(want, abs=1e-9)
     halves = [((n, v), n * v / 2) for n in ns for v in xs]  # slopes n / 2: not whole numbers
     assert bit_gated(x, float, 1, context, halves, out, op="n * x", name="out") is None
 
