@@ -13,8 +13,9 @@ S_j the context values whose |a_u| has bit j, t a whole number with x + t >= 1 a
 B = (the largest x) + t + 1: at c in S_j its pre-activation is x + t >= 1, elsewhere at most -1,
 so every ReLU decision has a margin of 1, and the units on sum to a_u (x + t). The constant
 k_u = b_u - a_u t left is a whole number, written the same way by units relu(2 [c in S] - 1)
-of weight +-2^j beside the most common one (on `one`). A few units for 24 lengths: the sum
-has a dozen terms.
+of weight +-2^j beside the most common one (on `one`). A few units for 24 lengths, and
+`bit_gated_parts` writes them as three MLPs of a dimension each (the two largest bits, the
+other bits, the constants), the map the free view of their sum: each sum has a few terms.
 """
 
 from __future__ import annotations
@@ -46,29 +47,6 @@ class _Unit:
     gated: bool  # on: weight * (x + t); else weight
 
 
-def bit_gated(
-    x: Encoded,
-    at: Callable[[Atom], float],
-    xi: int,
-    context: Encoded,
-    rows: Rows,
-    out: Encoded,
-    *,
-    op: str,
-    name: str,
-) -> MLPSpec | None:
-    """The bit-gated MLP of a map of the number x (at support position `xi`, read on `x` at
-    `at(value)`) and one categorical `context` (module doc), `rows` its reachable points; None
-    where compiler.gates' units do not apply, or a slope or a constant is no whole number."""
-    found = _units(x, at, xi, context, rows)
-    if found is None:
-        return None
-    fits, units, _ = found
-    points = [(*c, x_) for c, pts, _ in fits for x_, _ in pts]
-    outputs = tuple(v for _, pts, _ in fits for _, v in pts)
-    return _spec(op, name, units, x, context, points, outputs, out)
-
-
 def bit_gated_parts(
     x: Encoded,
     at: Callable[[Atom], float],
@@ -79,11 +57,14 @@ def bit_gated_parts(
     op: str,
     name: str,
 ) -> tuple[list[tuple[MLPSpec, Encoded]], Terms, float] | None:
-    """`bit_gated`'s units as up to three MLPs, each writing a dimension of its own (the gated
+    """The bit-gated units (module doc) of a map of the number x (at support position `xi`, read
+    on `x` at `at(value)`) and one categorical `context`, `rows` its reachable points, as up to
+    three MLPs, each writing a dimension of its own (the gated
     units of the two largest bits, the other gated units, the constants): the certifier bounds
     each MLP's sum by its own terms, and the map is the free view of their sum, which the
     reader's sum bounds by three terms. Their specs and readings, the sum's terms and its
-    misfit; None where `bit_gated` is."""
+    misfit; None where compiler.gates' units do not apply, or a slope or a constant is no whole
+    number."""
     found = _units(x, at, xi, context, rows)
     if found is None:
         return None

@@ -6,8 +6,10 @@ mean's number (compiler.map_steps): each unit's weight, the length, multiplies t
 error into the output, 24 times 4.5e-5 at N = 24 against the output snap's margin of 0.000906
 (mixed fuzz seed 2197809; refused from N = 22), while the mean alone is proved, its values at
 least 1/n^2 apart. Here the map reads the mean as the number of its decoded one-hot (its step
-MLP, whose margins are the mean's own snap's), which errs by its values' float32 rounding alone:
-the same units then multiply that. A layer more; a one-hot output would be 1.9G parameters.
+MLP, whose margins are the mean's own snap's, then one unit per value: `decoded_sums.term_mlp`),
+which errs by its values' float32 rounding alone, and where the slopes are whole numbers the
+product is written per bit of the factor (compiler.bit_gates). Two layers more, tens of millions
+of parameters (the mean's one-hot); a one-hot output of the seed would be 1.9G.
 
 Tried after every other build and form (`compiler.driver`), so that no program another build
 proves changes; certified as every build is; where it is not proved or is refused while planning,

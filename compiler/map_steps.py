@@ -33,7 +33,7 @@ from compiler.blocks import (
 from compiler.decoded_sums import term_mlp
 from compiler.fits import affine_points_misfit, merge_per_context, merge_points
 from compiler.gates import gated_affine
-from compiler.graph import IRNode
+from compiler.graph import IRNode, Op
 from compiler.interpolate import context_interpolation_mlp, interpolation_mlp
 from compiler.numeric import ErrorBound, rounding_error
 from compiler.plan_context import PlanContext, Reader
@@ -126,7 +126,12 @@ def map_steps(
     gated units where it is affine in the number for each context value (`gates`: may be)."""
 
     def build(decoded: bool) -> Encoded:
-        if node.name in ctx.options.decoded_factors and ctx.is_mean(ctx.graph[x_src]):
+        source = ctx.graph[x_src]
+        if (
+            node.name in ctx.options.decoded_factors
+            and source.op is Op.AGGREGATE
+            and ctx.is_mean(source)
+        ):
             view = decoded_mean(ctx, reader, built, node, x_src)
         else:
             view = view_of(ctx, reader, x_src, decoded)
