@@ -100,6 +100,10 @@ class BuildOptions:
     # compiler.snap_one_hot: a single-key copy of a one-hot a step MLP wrote carries its rounding
     # to every reader (a select's scores, a mean's values); snapped before the copy, exact
     snapped_copies: bool = False  # one-hots that copies copy snapped first (copy_snaps)
+    # maps stepped over a mean with a context (`length * mean`), the mean read as the number of
+    # its decoded one-hot: the context's weights multiply no head's error (the driver's last
+    # build, where nothing else is proved: compiler.decoded_factors)
+    decoded_factors: frozenset[str] = frozenset()  # maps of a mean: the mean decoded first
 
 
 @dataclass(frozen=True)

@@ -56,7 +56,7 @@ def decoded_sum(
         if a == 0.0:
             continue
         cat = reader.reading(s, Encoding.CATEGORICAL)  # the mean's step MLP into its one-hot
-        term, spec, largest = _term_mlp(node, k, cat, float(a))
+        term, spec, largest = term_mlp(node, k, cat, float(a))
         if largest == 0.0:
             continue  # a zero coefficient, or a mean that is always 0: no term
         built.add_mlp(spec)
@@ -78,7 +78,7 @@ def decoded_sum(
     )
 
 
-def _term_mlp(node: IRNode, k: int, cat: Encoded, a: float) -> tuple[Encoded, MLPSpec, float]:
+def term_mlp(node: IRNode, k: int, cat: Encoded, a: float) -> tuple[Encoded, MLPSpec, float]:
     """The MLP writing a * v of the decoded mean `cat` into `NAME.term<k>`: its reading, spec and
     largest |a * v|."""
     name = f"{node.name}.term{k}"

@@ -16,6 +16,7 @@ from compiler.build_trials import BuildOptions, Builds, Kept
 from compiler.causal import short_causal_problems
 from compiler.copy_snaps import copy_snaps_instead
 from compiler.decoded_build import decoded_instead
+from compiler.decoded_factors import factors_instead
 from compiler.forms import Forms
 from compiler.fused_output import fused_output_instead
 from compiler.graph import Graph, Op, build_graph
@@ -413,6 +414,11 @@ def _compile_sop(
         # then a one-hot output with the maps of maps fused over their sources, where the
         # output's snap and its one-hot output were refused (compiler.fused_output)
         kept = fused_output_instead(
+            kept, lambda: build_graph(sop), lambda: builder(sop, max_params), note
+        )
+        # last: maps stepped over a mean with a context, the mean decoded first
+        # (compiler.decoded_factors)
+        kept = factors_instead(
             kept, lambda: build_graph(sop), lambda: builder(sop, max_params), note
         )
         if kept is not formed:  # one of these last builds of the prepared form, where no larger:

@@ -20,6 +20,7 @@ from typing import Any
 
 from compiler import step_mlp
 from compiler.affine_fits import affine_points_misfit
+from compiler.bit_gates import bit_gated_parts
 from compiler.blocks import (
     ONE,
     Atom,
@@ -30,9 +31,10 @@ from compiler.blocks import (
     sort_values,
     value_key,
 )
+from compiler.decoded_sums import term_mlp
 from compiler.fits import merge_per_context, merge_points
 from compiler.gates import gated_affine
-from compiler.graph import IRNode
+from compiler.graph import IRNode, Op
 from compiler.interpolate import context_interpolation_mlp, interpolation_mlp
 from compiler.numeric import ErrorBound, rounding_error
 from compiler.plan_context import PlanContext, Reader
@@ -62,6 +64,29 @@ def view_of(ctx: PlanContext, reader: Reader, src: int, decoded: bool) -> XView:
     # 911K points of /tmp/both.rasp's steps at N = 256)
     at = _fraction if reader.reads_frac(src) else float
     return XView(reader.number(src), at, ctx.x_error(src))
+
+
+def decoded_mean(ctx: PlanContext, reader: Reader, built: Built, node: IRNode, src: int) -> XView:
+    """Mean `src` read by map `node` as the number its decoded one-hot writes
+    (`BuildOptions.decoded_factors`, compiler.decoded_factors): one unit per value, at most one
+    on (`decoded_sums.term_mlp`), so the number errs by its grid's rounding alone, not by the
+    one-hot's columns' error summed, nor by the head's; and by a float64 twin's column (1/3
+    written as 0.33333333333333337)."""
+    cat = reader.reading(src, Encoding.CATEGORICAL)  # the mean's step MLP into its one-hot
+    term, spec, largest = term_mlp(node, 0, cat, 1.0)
+    built.add_mlp(spec)
+    built.bounds[Dim(term.name)] = largest
+    twins = max(
+        (abs(float(u) - float(built.canonical(src, u))) for u in ctx.values(src)), default=0.0
+    )
+    number = Encoded(
+        term.name,
+        Encoding.NUMERICAL,
+        ctx.values(src),
+        number=((Dim(term.name), 1.0),),
+        misfit=largest * 2.0**-52 + twins,
+    )
+    return XView(number, float, None)
 
 
 def _fraction(w: Atom) -> float:
@@ -102,7 +127,15 @@ def map_steps(
     gated units where it is affine in the number for each context value (`gates`: may be)."""
 
     def build(decoded: bool) -> Encoded:
-        view = view_of(ctx, reader, x_src, decoded)
+        source = ctx.graph[x_src]
+        if (
+            node.name in ctx.options.decoded_factors
+            and source.op is Op.AGGREGATE
+            and ctx.is_mean(source)
+        ):
+            view = decoded_mean(ctx, reader, built, node, x_src)
+        else:
+            view = view_of(ctx, reader, x_src, decoded)
         return _map_steps(
             ctx, built, reader, node, support, support.index(x_src), view, rows, encoding, gates
         )
@@ -143,6 +176,17 @@ def _map_steps(
     # values independently): such rows never occur either (their one-hot was a KeyError).
     if not all(map(context.has, ctx.values(support[1 - xi]))):
         rows = rows_having(rows, 1 - xi, context.has)
+    if (
+        node.name in ctx.options.decoded_factors and encoding is Encoding.NUMERICAL
+    ):  # whole slopes: a unit per bit, in three MLPs (compiler.bit_gates)
+        parts = bit_gated_parts(x, view.at, xi, context, rows, op=node.text, name=node.name)
+        if parts is not None:
+            specs, number, misfit = parts
+            for spec, part in specs:
+                built.add_mlp(spec)
+                built.bounds[Dim(part.name)] = max(abs(float(v)) for v in part.values)
+            values = ctx.values(node.index)
+            return Encoded(node.name, Encoding.NUMERICAL, values, number=number, misfit=misfit)
     out = materialise(built, node, encoding, ctx.values(node.index))
     gated = None
     if (
