@@ -13,7 +13,6 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from compiler.blocks import Atom
-from compiler.bool_defaults import bool_defaults
 from compiler.bos_widths import bos_widths
 from compiler.constant_sides import constant_sides
 from compiler.counts import count_means
@@ -40,8 +39,6 @@ def prepare(
     1..max_len: each computation written twice read through one node (`compiler.dedupe`, before
     and after the rewrites), tracr's predicates and means resolved for this vocabulary
     (`compiler.resolve`), then
-    a mean's bool default that only maps read, alike as its int, written as the int
-    (`compiler.bool_defaults`), then
     s-ops of the position alone written through `length`, widths or means as maps of `indices`
     (`compiler.position_functions`), then
     selects of one s-op against itself through a term of the length as selects of the s-op under
@@ -123,7 +120,6 @@ class Forms:
             vocab, max_len = self.vocab, self.max_len
             sop = merge_duplicates(self.sop)  # one node per computation written twice
             sop = resolve(sop, vocab, max_len)  # tracr's predicates and means, for this vocabulary
-            sop = bool_defaults(sop, vocab, max_len)  # `w + aggregate(s, x, True)`: default 1
             sop = position_functions(sop, max_len)  # s-ops of the position alone: maps of indices
             sop = select_offsets(sop, vocab, max_len)  # `select(length - y, length - y, <)`: y
             sop = bos_widths(sop, vocab, max_len)  # the BOS trick's mean: a width
