@@ -82,6 +82,7 @@ from compiler.key_predicates import (
 )
 from compiler.rank_digits import digit_order
 from rasp import sops
+from rasp.walks import first_visits
 
 _ORDERS = (sops.Comparison.LT, sops.Comparison.LEQ, sops.Comparison.GT, sops.Comparison.GEQ)
 
@@ -289,21 +290,11 @@ def _largest_reading(graph: Graph, index: int, source: int) -> list[int]:
                 sources[i] = frozenset({i})
         return sources[i]
 
-    seen: set[int] = set()
-    found: list[int] = []
+    def below(i: int) -> Sequence[int]:  # a map not yet of `source` alone: its inputs
+        node = graph[i]
+        return node.inputs if node.op is Op.MAP and sources_of(i) != {source} else ()
 
-    def walk(i: int) -> None:
-        if i in seen:
-            return
-        seen.add(i)
-        if sources_of(i) == {source}:
-            found.append(i)
-        elif graph[i].op is Op.MAP:
-            for j in graph[i].inputs:
-                walk(j)
-
-    walk(index)
-    return found
+    return [i for i in first_visits(index, below, key=int) if sources_of(i) == {source}]
 
 
 def _extreme_of(

@@ -13,7 +13,7 @@ from typing import Any
 from compiler.blocks import Atom, value_key
 from compiler.graph import Graph, IRNode, Op
 from rasp import sops
-from rasp.walks import Steps, unwound
+from rasp.walks import Steps, first_visits, unwound
 
 # A key-only predicate is compared by its truth on its source's values up to this many.
 MAX_SOURCE_VALUES = 10_000
@@ -124,24 +124,15 @@ def _holds_on_source(
 def map_sources(graph: Graph, index: int) -> list[int]:
     """The s-ops other than maps and constants that `index` is computed from by maps, each once,
     in the order a walk of the chain meets them first."""
-    # each node walked once: a loop's `acc = acc - x if acc > k else acc + 1` reads acc three
-    # times, and a walk of the tree took 3^k steps (defs fuzz seed 2202086)
-    seen: set[int] = set()
-    found: list[int] = []
 
-    def walk(i: int) -> None:
-        if i in seen:
-            return
-        seen.add(i)
+    # each node walked once (rasp.walks.first_visits): a loop's `acc = acc - x if acc > k else
+    # acc + 1` reads acc three times, and a walk of the tree took 3^k steps (defs fuzz seed
+    # 2202086); the sources are the chain's leaves, met in the same order either way
+    def chain(i: int) -> Sequence[int]:
         node = graph[i]
-        if node.op is Op.MAP:
-            for j in node.inputs:
-                walk(j)
-        elif node.op is not Op.CONST:
-            found.append(i)
+        return node.inputs if node.op is Op.MAP else ()
 
-    walk(index)
-    return found
+    return [i for i in first_visits(index, chain, key=int) if graph[i].op not in (Op.MAP, Op.CONST)]
 
 
 def evaluate_at(graph: Graph, index: int, at: dict[int, Atom]) -> Atom:
