@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rasp.tools.cli_parser import build_parser
+from rasp.tools.cli_parser import arguments, build_parser
 from rasp.tools.help_text import EXAMPLES
 from tests.cli_helpers import has_matplotlib, run
 
@@ -36,7 +36,7 @@ def test_every_command_has_examples_in_its_help(capsys: pytest.CaptureFixture[st
 def test_every_argument_is_described_in_the_help() -> None:
     # compile's and draw's -o, export's --to and -o, show's and export's M.safetensors had none
     for command, sub in build_parser().subcommand_parsers.items():  # type: ignore[attr-defined]
-        for action in sub._actions:
+        for action in arguments(sub):
             assert action.help, (command, action.option_strings or action.dest)
 
 

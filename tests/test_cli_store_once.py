@@ -5,11 +5,9 @@ refused as argparse refuses it. Needs only the rasp core (run on Python 3.11, 3.
 
 from __future__ import annotations
 
-import argparse
-
 import pytest
 
-from rasp.tools.cli_parser import _Parser, build_parser
+from rasp.tools.cli_parser import _Parser, _StoreOnce, arguments, build_parser
 
 
 def test_an_option_once_and_a_positional_are_stored() -> None:
@@ -37,11 +35,11 @@ def test_an_option_given_twice_is_a_usage_error(
 
 def test_a_store_option_is_checked_as_argparse_checks_it() -> None:
     parser = _Parser()
-    parser.add_argument("--n", type=int, choices=[1, 2], default=1, metavar="N", help="n")
+    n = parser.add_argument("--n", type=int, choices=[1, 2], default=1, metavar="N", help="n")
     parser.add_argument("--m", nargs="?", const="c")
     assert vars(parser.parse_args(["--n", "2", "--m"])) == {"n": 2, "m": "c"}
     with pytest.raises(ValueError, match="nargs"):
         parser.add_argument("--none", nargs=0)
     with pytest.raises(ValueError, match="to supply const"):
         parser.add_argument("--k", const=1)
-    assert isinstance(parser._option_string_actions["--n"], argparse.Action)
+    assert isinstance(n, _StoreOnce) and n in arguments(parser)

@@ -161,7 +161,7 @@ def test_a_missing_name_is_found() -> None:
 def unknown_options(text: str) -> list[str]:
     """The `--options` of `rasp COMMAND ...` lines (inline code and `$ rasp` lines) that COMMAND
     does not have."""
-    from rasp.tools.cli import build_parser
+    from rasp.tools.cli_parser import arguments, build_parser
 
     commands = build_parser().subcommand_parsers  # type: ignore[attr-defined]
     lines = _CODE.findall(text) + [line[2:] for line in text.splitlines() if line.startswith("$ ")]
@@ -170,7 +170,7 @@ def unknown_options(text: str) -> list[str]:
         words = line.split()
         if len(words) < 2 or words[0] != "rasp" or words[1] not in commands:
             continue
-        known = commands[words[1]]._option_string_actions
+        known = {o for a in arguments(commands[words[1]]) for o in a.option_strings}
         for option in _OPTION.findall(" ".join(words[2:])):
             if option not in known:
                 unknown.append(f"rasp {words[1]} {option}")

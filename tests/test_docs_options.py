@@ -34,14 +34,15 @@ def table_options(text: str) -> dict[str, set[str]]:
 
 def option_mismatches(text: str) -> list[str]:
     """Options the command line has that the table does not list, and the reverse."""
-    from rasp.tools.cli import build_parser
+    from rasp.tools.cli_parser import arguments, build_parser
 
     commands = build_parser().subcommand_parsers  # type: ignore[attr-defined]
     listed = table_options(text)
     found = [f"rasp {name}: no row" for name in commands if name not in listed]
     found += [f"rasp {name}: no such command" for name in listed if name not in commands]
     for name, parser in commands.items():
-        real = {o for o in parser._option_string_actions if o.startswith("--")} - COMMON
+        real = {o for a in arguments(parser) for o in a.option_strings if o.startswith("--")}
+        real -= COMMON
         shown = listed.get(name, set())
         found += [f"rasp {name} {o}: not in the table" for o in sorted(real - shown)]
         found += [f"rasp {name} {o}: no such option" for o in sorted(shown - real)]
