@@ -36,7 +36,7 @@ from typing import Any
 import numpy as np
 
 from compiler.rounded import Rounded, round_float
-from rasp import arithmetic
+from rasp import arithmetic, lookups
 from rasp import operators as ops
 from rasp.tracr.functions import TracrFn
 
@@ -322,8 +322,8 @@ _OPS: dict[Callable[..., Any], Callable[..., _Result]] = {
     ops._both: _both,
     ops._either: _either,
     ops._choose: _choose,
-    ops._equal_indicator: _equal_indicator,
-    ops._positive: _positive,
+    lookups._equal_indicator: _equal_indicator,
+    lookups._positive: _positive,
 }
 # the operators computed here with strings among their arguments
-_ON_STRINGS = {operator.eq, operator.ne, ops._choose, ops._equal_indicator}
+_ON_STRINGS = {operator.eq, operator.ne, ops._choose, lookups._equal_indicator}

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterator
 from dataclasses import replace
 from typing import Any
 
-from rasp import ast, builtins
+from rasp import ast, builtins, lookups
 from rasp import operators as ops
 from rasp.errors import RaspNameError, RaspTypeError, Span, Written
 from rasp.sops import Selector, SOp, TokensSOp
@@ -161,7 +161,7 @@ class Expressions:
                     left, right = self._eval(left_expr, scope), self._eval(right_expr, scope)
                 span = self._shown(expr.span, mark)
                 if op is ast.BinaryOp.IN:
-                    return ops.contains(left, right, span, self.full_s())
+                    return lookups.contains(left, right, span, self.full_s())
                 return ops.binary(op, left, right, span)
             case ast.Ternary(then=then, cond=cond_expr, orelse=orelse):
                 cond = self._eval(cond_expr, scope)
@@ -186,7 +186,7 @@ class Expressions:
                 target_value, key_value = self._eval(target, scope), self._eval(key, scope)
                 span = self._shown(expr.span, mark)
                 length = self._length_in(scope, target_value, key_value, span)
-                return ops.index(target_value, key_value, span, self.indices, length)
+                return lookups.index(target_value, key_value, span, self.indices, length)
             case ast.Call(func=func, args=args):
                 func_value = self._eval(func, scope)
                 arg_values: list[Any] = []

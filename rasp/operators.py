@@ -3,7 +3,7 @@
 An operator with an s-op operand becomes one `MapSOp` whose `fn` does the Python operation on one
 position's values; constant operands are closed over, not broadcast, so `tokens == "a"` is a map of
 one s-op. Selectors combine with `and`/`or`/`not` only. Every error is a `RaspError` at the span of
-the expression that caused it.
+the expression that caused it. Indexing and `in` are `rasp.lookups`'.
 """
 
 from __future__ import annotations
@@ -67,34 +67,6 @@ def _either(a: Any, b: Any) -> bool:
 
 def _choose(cond: Any, then: Any, orelse: Any) -> Any:
     return then if cond else orelse
-
-
-def _member(value: Any, members: tuple[Any, ...]) -> bool:
-    return value in members
-
-
-def _equal_indicator(value: Any, item: Any) -> int:
-    return int(value == item)
-
-
-def _positive(value: Any) -> bool:
-    return value > 0
-
-
-def _item(key: Any, table: Any) -> Any:
-    """`table[key]`: a dict's value (a missing key is the original's `index [ k ] not in dict.`),
-    or a list's (a tuple) or string's item, with the original's words for a bad index."""
-    if isinstance(table, dict):
-        return table[key]
-    kind = "string" if isinstance(table, str) else "list"
-    if isinstance(key, int) and not -len(table) <= key < len(table):
-        raise RaspRuntimeError(f"index {key} out of range for {kind} of length {len(table)}")
-    try:
-        return table[key]
-    except TypeError:
-        raise RaspRuntimeError(
-            f"index into {kind} has to be integer, got: {describe(key)}"
-        ) from None
 
 
 def _not(value: Any) -> bool:
@@ -196,7 +168,7 @@ def refuse_evaluated(op_text: str, operands: Sequence[Any], span: Span) -> None:
             )
 
 
-def _refuse_evaluated_inside(op_text: str, operands: Sequence[Any], span: Span) -> None:
+def refuse_evaluated_inside(op_text: str, operands: Sequence[Any], span: Span) -> None:
     """Nor one inside a list or dict that is compared, searched or closed over by an s-op's map
     (Python compares the items: an evaluated selector's truth is numpy's error)."""
     for operand in operands:
@@ -219,7 +191,7 @@ def binary(op: BinaryOp, left: Any, right: Any, span: Span) -> Any:
     ):
         _refuse_formatting_nodes(right, span)
     if op in _COMPARING or isinstance(left, SOp) or isinstance(right, SOp):
-        _refuse_evaluated_inside(op.value, (left, right), span)
+        refuse_evaluated_inside(op.value, (left, right), span)
     if op in (BinaryOp.AND, BinaryOp.OR):
         return _logic(op, left, right, span)
     if isinstance(left, Selector) or isinstance(right, Selector):
@@ -339,108 +311,6 @@ def _require_elementwise(values: tuple[Any, ...], what: str, span: Span) -> None
             raise RaspTypeError(
                 f"{what} must be s-ops or atoms, got {kind_name(value)}: {describe(value)}", span
             )
-
-
-def contains(item: Any, container: Any, span: Span, full_s: Selector) -> Any:
-    """`item in container`: elementwise for an s-op item; an attention over `full_s` for an
-    s-op container."""
-    refuse_evaluated("in", (item, container), span)
-    _refuse_evaluated_inside("in", (item, container), span)
-    if isinstance(item, SOp):
-        if not isinstance(container, list) or not all(is_atom(v) for v in container):
-            raise RaspTypeError(
-                f'"[s-op] in X" expects X to be a list of atoms, got: {describe(container)}',
-                span,
-                hint=_membership_hint(container),
-            )
-        return lift(_member, (item, tuple(container)), span)
-    if is_atom(item):
-        if isinstance(container, list):
-            return compare.member(item, container)
-        if isinstance(container, SOp):
-            found = lift(_equal_indicator, (container, item), span)
-            share = AggregateSOp(selector=full_s, sop=found, default=0, span=span)
-            return lift(_positive, (share,), span)
-        raise RaspTypeError(
-            f'"[atom] in X" expects X to be a list or s-op, got: {describe(container)}', span
-        )
-    raise RaspTypeError(f'"A in X" expects A to be an s-op or atom, got: {describe(item)}', span)
-
-
-def _membership_hint(container: Any) -> str | None:
-    """`tokens in "abc"`, Python's habit: the list of its characters to write instead."""
-    if isinstance(container, str) and len(container) <= 12:
-        listed = ", ".join(f'"{c}"' for c in container)
-        return f"a string is not a list here: write its characters as one, [{listed}]"
-    if isinstance(container, str):
-        return 'a string is not a list here: write its characters as one, ["a", "b", ...]'
-    return None
-
-
-def index(target: Any, key: Any, span: Span, indices: SOp, length: SOp) -> Any:
-    """`target[key]` for lists, strings and dicts (by atom, or elementwise by s-op) and s-ops
-    (by int)."""
-    if isinstance(target, SOp):
-        if not isinstance(key, int):
-            raise RaspTypeError(
-                f"index into sequence has to be integer, got: {describe(key)}",
-                span,
-                hint=evaluated_hint(key)
-                or (
-                    "an s-op is indexed by a whole number (x[0]: x's value at position 0, at "
-                    "every position; x[-1]: at the last); to read another position chosen per "
-                    "position, aggregate(select(indices, POSITION, ==), x)"
-                ),
-            )
-        if key >= 0:
-            where: SOp = ConstSOp(value=key, span=span)
-        else:
-            where = MapSOp(
-                fn=Lifted(operator.add, (length, key), (0,)),
-                inputs=(length,),
-                text=f"length - {-key}",
-                span=span,
-            )
-        load = Select(keys=indices, queries=where, comparison=Comparison.EQ, span=span)
-        return AggregateSOp(selector=load, sop=target, default=0, span=span)
-    if isinstance(target, list | str | dict) and isinstance(key, SOp):
-        _refuse_evaluated_inside("an s-op index", (target,), span)  # its items become values
-        frozen = (
-            dict(target)
-            if isinstance(target, dict)
-            else target
-            if isinstance(target, str)
-            else tuple(target)
-        )
-        return lift(_item, (key, frozen), span)
-    if isinstance(target, list | str):
-        name = "list" if isinstance(target, list) else "string"
-        if not isinstance(key, int):
-            raise RaspTypeError(
-                f"index into {name} has to be integer, got: {describe(key)}",
-                span,
-                hint=evaluated_hint(key),
-            )
-        if key >= len(target) or -key > len(target):
-            raise RaspRuntimeError(
-                f"index {key} out of range for {name} of length {len(target)}", span
-            )
-        return target[key]
-    if isinstance(target, dict):
-        if not is_atom(key):
-            raise RaspTypeError(
-                f"index into dict has to be atom, got: {describe(key)}",
-                span,
-                hint=evaluated_hint(key),
-            )
-        if key not in target:
-            raise RaspRuntimeError(f"index [ {describe(key)} ] not in dict.", span)
-        return target[key]
-    raise RaspTypeError(
-        f"can only index into a list, dict, string, or s-op, but got: {describe(target)}",
-        span,
-        hint=evaluated_hint(target),
-    )
 
 
 def as_sop(value: Any, span: Span, what: str) -> SOp:

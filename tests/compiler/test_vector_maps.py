@@ -12,7 +12,7 @@ from hypothesis import strategies as st
 
 from compiler import vector_maps as vm
 from compiler.map_values import apply_map
-from rasp import arithmetic
+from rasp import arithmetic, lookups
 from rasp import operators as ops
 
 BINARY = [
@@ -29,9 +29,9 @@ BINARY = [
     operator.ge,
     ops._both,
     ops._either,
-    ops._equal_indicator,
+    lookups._equal_indicator,
 ]
-UNARY = [operator.neg, operator.pos, round, ops._not, ops._indicator, ops._positive]
+UNARY = [operator.neg, operator.pos, round, ops._not, ops._indicator, lookups._positive]
 
 # the values that matter: whole floats, halves (round), zeros of both types, float64 noise,
 # the edge of float64's exact ints, and anything hypothesis finds
