@@ -24,6 +24,14 @@ from typing import TYPE_CHECKING, Any
 
 import numpy as np
 
+from transformer.decoded_rows import (
+    char_rows,
+    grid_rows_of,
+    listed_kinds,
+    retyped,
+    rows,
+    type_flags,
+)
 from transformer.errors import ModelOutputError
 from transformer.pair_grid import pair_table, pair_width
 from transformer.snapping import SnapTable
@@ -266,17 +274,17 @@ class OutputSpec:
         """Codes `[batch, n]` (see `reduce`) -> plain Python values, row b cut to `lengths[b]`."""
         if self.values is not None:
             if self._latin1_bytes is not None:  # one-character values: a str of one byte each
-                return _char_rows(self._latin1_bytes[codes], lengths)
-            return _rows(self.objects_of(codes, lengths), lengths)
+                return char_rows(self._latin1_bytes[codes], lengths)
+            return rows(self.objects_of(codes, lengths), lengths)
         if self.has_grid:
             return self._on_grid(codes, lengths)
         if self.type is OutputType.INTS:
             if -(2.0**53) < codes.min(initial=0.0) and codes.max(initial=0.0) < 2.0**53:
-                return _rows(codes.astype(np.int64), lengths)
+                return rows(codes.astype(np.int64), lengths)
             return [[int(x) for x in row[:n]] for row, n in zip(codes, lengths, strict=True)]
         if self.type is OutputType.BOOLS:
-            return _rows(codes != 0, lengths)
-        return _rows(codes.astype(np.float64, copy=False), lengths)
+            return rows(codes != 0, lengths)
+        return rows(codes.astype(np.float64, copy=False), lengths)
 
     def objects_of(self, codes: np.ndarray, lengths: Sequence[int]) -> np.ndarray:
         """Index codes `[batch, n]` -> an object array of the listed values (indexing and
@@ -349,34 +357,10 @@ class OutputSpec:
         return {}
 
     def _on_grid(self, codes: np.ndarray, lengths: Sequence[int]) -> list[list[Atom]]:
-        """Codes k `[batch, n]` -> rows of k / d: Python ints where d is 1 (a single whole value
-        passed through, as the interpreter gives it), floats elsewhere."""
+        """Codes k `[batch, n]` -> rows of k / d (`decoded_rows.grid_rows_of`)."""
         d = self.grid_rows(np.asarray(lengths), codes.shape[1])  # broadcasts to [batch, n]
-        # only real positions become ints: a padding code may be anything, inf or NaN among them
-        real = np.arange(codes.shape[1]) < np.asarray(lengths)[:, None]  # [batch, n]
-        whole = (d == 1) & real  # [batch, n]
-        if self.int_positions:
-            flagged = np.zeros(codes.shape[1], dtype=bool)
-            flagged[[i for i in self.int_positions if i < codes.shape[1]]] = True
-            whole = whole | (flagged[None, :] & real)
-        quotients = codes / d  # [batch, n]; float64 division, as the mean's (whole: k / 1, or m)
-        if self.whole_types:  # an int where flagged "i" and whole, never where flagged "f"
-            flags = self._flags_at(lengths, codes.shape[1])  # [batch, n]
-            integral = np.rint(quotients) == quotients
-            whole = (whole & (flags != _FLOAT)) | ((flags == _INT) & integral)
-        if 2 * np.count_nonzero(whole) > whole.size:
-            out = quotients.astype(object)  # [batch, n]
-            out[whole] = _exact_ints(quotients[whole])
-            return _rows(out, lengths)
-        # mostly floats: `tolist` makes them directly, then the few whole entries are replaced
-        rows = _rows(quotients, lengths)
-        at_b, at_i = np.nonzero(whole)
-        values = _exact_ints(quotients[at_b, at_i]).tolist()
-        for b, i, value in zip(at_b.tolist(), at_i.tolist(), values, strict=True):
-            row = rows[b]
-            if i < len(row):
-                row[i] = value
-        return rows
+        flags = self._flags_at(lengths, codes.shape[1]) if self.whole_types else None
+        return grid_rows_of(codes, d, lengths, self.int_positions, flags)
 
     # -- snapping to the listed values -------------------------------------------------------------
 
@@ -406,14 +390,7 @@ class OutputSpec:
 
     @cached_property
     def _type_flags(self) -> np.ndarray:
-        """`whole_types` as int8 `[max_len + 1, max_len]`: row n holds length n's flags (_INT,
-        _FLOAT, or 0 for "."); row 0 (no input) none."""
-        size = len(self.whole_types)
-        table = np.zeros((size + 1, size), dtype=np.int8)
-        for n, row in enumerate(self.whole_types, start=1):
-            chars = np.frombuffer(row.encode("ascii"), dtype=np.uint8)
-            table[n, :n] = np.where(chars == ord("i"), _INT, np.where(chars == ord("f"), _FLOAT, 0))
-        return table
+        return type_flags(self.whole_types)
 
     def _flags_at(self, lengths: Sequence[int], n: int) -> np.ndarray:
         """The flags of `[batch, n]` program positions, for the inputs' lengths."""
@@ -421,23 +398,10 @@ class OutputSpec:
 
     @cached_property
     def _listed_kinds(self) -> np.ndarray:
-        """Per listed value: _INT for an int, _FLOAT for a whole float, 0 otherwise."""
-        kinds = [
-            _INT if type(v) is int else _FLOAT if type(v) is float and v.is_integer() else 0
-            for v in self._value_object_array
-        ]
-        return np.array(kinds, dtype=np.int8)
+        return listed_kinds(self._value_object_array)
 
     def _retyped(self, chosen: np.ndarray, kinds: np.ndarray, lengths: Sequence[int]) -> np.ndarray:
-        """`chosen [batch, n]` (an object array of decoded values, `kinds` theirs) with each whole
-        number given the type its position's flag says."""
-        flags = self._flags_at(lengths, chosen.shape[1])
-        to_float = (flags == _FLOAT) & (kinds == _INT)
-        to_int = (flags == _INT) & (kinds == _FLOAT)
-        for mask, kind in ((to_float, float), (to_int, int)):
-            if mask.any():
-                chosen[mask] = np.array([kind(x) for x in chosen[mask]], dtype=object)
-        return chosen
+        return retyped(chosen, kinds, self._flags_at(lengths, chosen.shape[1]))
 
     @cached_property
     def _value_object_array(self) -> np.ndarray:
@@ -448,9 +412,6 @@ class OutputSpec:
             for v in self.values or ()
         ]
         return array
-
-
-_INT, _FLOAT = 1, 2  # `whole_types` flags "i" and "f"
 
 
 @dataclass(frozen=True)
@@ -466,30 +427,3 @@ class DeviceCodes:
     undecided: Tensor | None = None
     logits: Tensor | None = None
     nearest: Tensor | None = None
-
-
-def _exact_ints(numbers: np.ndarray) -> np.ndarray:
-    """Finite whole-valued floats `[k]` -> an object array of the Python ints they equal (rounded
-    half to even): through int64 where they fit, which would wrap larger ones (1e30 to -2**63)."""
-    rounded = np.rint(numbers)
-    if rounded.size == 0 or float(np.abs(rounded).max()) < 2.0**63:
-        return rounded.astype(np.int64).astype(object)
-    out = np.empty(rounded.shape, dtype=object)
-    out[...] = [int(x) for x in rounded.tolist()]
-    return out
-
-
-def _rows(table: np.ndarray, lengths: Sequence[int]) -> list[list[Atom]]:
-    """Row b of `table [batch, n]` cut to its input's length, as plain Python values."""
-    if all(n == table.shape[1] for n in lengths):
-        return table.tolist()  # one call for the whole batch
-    return [row[:n].tolist() for row, n in zip(table, lengths, strict=True)]
-
-
-def _char_rows(table: np.ndarray, lengths: Sequence[int]) -> list[list[Atom]]:
-    """Rows of one-character strs from `table [batch, n]` (uint8 Latin-1 code points), row b cut
-    to its input's length: one str for the batch, then `list` of each row's slice, whose
-    characters are CPython's shared one-character strs (no object made per token)."""
-    n = table.shape[1]
-    text = table.tobytes().decode("latin-1")  # row-major: row b at [b * n, (b + 1) * n)
-    return [list(text[b * n : b * n + length]) for b, length in enumerate(lengths)]
