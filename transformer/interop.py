@@ -45,7 +45,6 @@ import numpy as np
 import torch
 
 from transformer.compiled import CompiledTransformer
-from transformer.compiled import decode_logits as _decode
 from transformer.digests import EditedWeightsWarning, edited_text
 from transformer.errors import ModelFormatError, ModelInputError
 from transformer.fileformat import (
@@ -56,6 +55,7 @@ from transformer.fileformat import (
     uniform_tensors,
 )
 from transformer.io import load
+from transformer.logit_values import decode_logits as _decode
 from transformer.metadata_checks import Checker
 from transformer.model import seen_keys
 from transformer.output_metadata import parse_output
