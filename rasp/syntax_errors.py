@@ -12,8 +12,18 @@ import re
 
 from lark import Lark
 from lark.exceptions import UnexpectedCharacters, UnexpectedInput, UnexpectedToken
-from lark.lexer import PatternStr, Token
+from lark.lexer import PatternStr
 
+from rasp.argument_errors import (
+    ARGUMENTS,
+    COMPARISON_TERMINALS,
+    STATEMENT_STARTS,
+    VALUE_STARTS,
+    comprehension_filter,
+    keyword_argument,
+    missing_comma,
+    missing_value,
+)
 from rasp.errors import RaspSyntaxError, Source, Span
 from rasp.foreign_syntax import (
     doubled_operator,
@@ -33,7 +43,6 @@ from rasp.syntax_scan import (
     previous_token,
     previous_token_end,
     token_span,
-    top_level_commas,
 )
 
 _FRIENDLY = {
@@ -50,34 +59,13 @@ _FRIENDLY = {
     "FULL_SEQ_DISPLAY": "'full seq display'",
 }
 _COMPOUND = frozenset("+-*/%^")  # the operators Python writes before `=`
-_COMPARISON_TERMINALS = {"EQ", "NE", "LE", "GE", "LT", "GT"}
 COMPARISON_HINT = "select(keys, queries, OP) takes one of == != < > <= >="
 # tracr's Comparison names (and common spellings), as a RASP comparison
 _COMPARISON_WORDS = {
     "eq": "==", "neq": "!=", "ne": "!=", "lt": "<", "leq": "<=", "le": "<=", "gt": ">",
     "geq": ">=", "ge": ">=",
 }  # fmt: skip
-# Where Lark expects these (and no statement), a value is missing: an operand, an argument.
-_VALUE_STARTS = {"NAME", "INT", "LPAR"}
-_STATEMENT_STARTS = {"DEF", "FOR", "LOAD"}
-_OPERATORS = {"PLUS", "MINUS", "STAR", "SLASH", "PERCENT", "CARET", "AND", "OR", "NOT", "IN"}
-_OPERATORS |= _COMPARISON_TERMINALS
-_VALUE_WORDS = "a name, a number, a string, a call or (...)"
 _AFTER_LOOP_NAMES = re.compile(r"\bfor\s+[A-Za-z_]\w*(\s*,\s*[A-Za-z_]\w*)*\s*$")
-# Built-ins whose arguments are fixed: the fewest ','s, how many arguments, the call written out.
-# the built-in s-ops: `f(tokens = "a")` compares, as no parameter is named so
-_SOP_WORDS = frozenset(
-    ("tokens", "indices", "length", "tokens_str", "tokens_int", "tokens_float", "tokens_bool")
-)
-
-_ARGUMENTS = {
-    "'select('": (2, "3 arguments", "select(keys, queries, OP) with OP one of == != < > <= >="),
-    "'aggregate('": (
-        1,
-        "2 or 3 arguments",
-        "aggregate(selector, sop) or aggregate(selector, sop, default)",
-    ),
-}
 
 
 def translate_error(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyntaxError:
@@ -151,22 +139,22 @@ def _translate(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyntaxEr
                 f"write it out: name = name {before} value;",
             )
         following = text[token.end_pos : (token.end_pos or 0) + 1] if token.end_pos else ""
-        if following in ("<", ">") and expected <= _COMPARISON_TERMINALS:
+        if following in ("<", ">") and expected <= COMPARISON_TERMINALS:
             return RaspSyntaxError(
                 f"unknown comparison '={following}'",
                 Span(source, here.line, here.col, here.line, here.col + 2),
                 f"did you mean '{following}='?",
             )
-        named = _keyword_argument(source, pos, openers[-1] if openers else None)
+        named = keyword_argument(source, pos, openers[-1] if openers else None)
         if named is not None:
             return named
         hint = (
             COMPARISON_HINT
-            if expected <= _COMPARISON_TERMINALS
+            if expected <= COMPARISON_TERMINALS
             else ("to name a value, write the assignment as its own statement: name = value;")
         )
         return RaspSyntaxError("'=' is assignment; use '==' to compare", here, hint)
-    if expected and expected <= _COMPARISON_TERMINALS:
+    if expected and expected <= COMPARISON_TERMINALS:
         # tracr's `Comparison.LT` reaches here as 'Comparison': its last part names the comparison
         dotted = None if at_end else re.match(r"[A-Za-z_][\w.]*\w", text[token.start_pos :])
         hint = None
@@ -185,7 +173,7 @@ def _translate(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyntaxEr
     if keyword is not None:
         return keyword
     innermost = openers[-1] if openers else None
-    if token.type in _COMPARISON_TERMINALS and innermost is not None:
+    if token.type in COMPARISON_TERMINALS and innermost is not None:
         word = innermost.label.removeprefix("the call '").removesuffix("('")
         capital = word.lower() == "select" and word != "select"
         hint = "did you mean 'select('? RASP's built-ins are lowercase" if capital else None
@@ -197,7 +185,7 @@ def _translate(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyntaxEr
     if (
         token.type in CLOSER_TERMINALS.values()
         and innermost is None
-        and not _VALUE_STARTS <= expected  # `x = 1 + )`: the operand is missing first
+        and not VALUE_STARTS <= expected  # `x = 1 + )`: the operand is missing first
     ):
         # `aggregate(s, v));`: one closer too many, where the statement could end
         return RaspSyntaxError(
@@ -212,12 +200,12 @@ def _translate(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyntaxEr
             or "every statement ends with ';' (a def or for ends with '}')",
             incomplete=at_end,
         )
-    if token.type == "SEMICOLON" and expected & _STATEMENT_STARTS and (not openers or in_block):
+    if token.type == "SEMICOLON" and expected & STATEMENT_STARTS and (not openers or in_block):
         # A statement could start here, so this ';' ends an empty one.
         after_block = text[: previous_token_end(lark, text, pos)].endswith("}")
         hint = "a def or for ends with '}', without ';'" if after_block else None
         return RaspSyntaxError("unexpected ';'", here, hint or "a statement cannot be empty")
-    missing = _missing_comma(text, pos, here, expected, innermost)
+    missing = missing_comma(text, pos, here, expected, innermost)
     if missing is not None:
         missing.incomplete = at_end
         return missing
@@ -225,9 +213,9 @@ def _translate(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyntaxEr
         token.type == "COMMA"
         and "COMMA" not in expected
         and innermost is not None
-        and innermost.label in _ARGUMENTS
+        and innermost.label in ARGUMENTS
     ):  # `aggregate(s, v, d, x)`: the ',' after the last argument it takes
-        _, count, usage = _ARGUMENTS[innermost.label]
+        _, count, usage = ARGUMENTS[innermost.label]
         return RaspSyntaxError(
             f"too many arguments: {innermost.label} takes {count}", here, f"write {usage}"
         )
@@ -241,10 +229,10 @@ def _translate(exc: UnexpectedInput, source: Source, lark: Lark) -> RaspSyntaxEr
             f"{innermost.label} was opened at line {opened.line}, column {opened.col}",
             incomplete=at_end,
         )
-    comprehension_filter = _comprehension_filter(source, pos, token, expected, innermost)
-    if comprehension_filter is not None:
-        return comprehension_filter
-    missing = _missing_value(lark, source, pos, here, expected, innermost)
+    python_filter = comprehension_filter(source, pos, token, expected, innermost)
+    if python_filter is not None:
+        return python_filter
+    missing = missing_value(lark, source, pos, here, expected, innermost)
     if missing is not None:
         missing.incomplete = at_end
         return missing
@@ -292,106 +280,6 @@ def _subscript(text: str, opener: Opener) -> bool:
     """Whether `opener` is an index's '[' (after a value: `x[`, `f(x)[`, `l[0][`), not a list's."""
     before = text[: opener.pos].rstrip()
     return opener.char == "[" and (before[-1:].isalnum() or before[-1:] in '_)]}"')
-
-
-def _keyword_argument(source: Source, pos: int, innermost: Opener | None) -> RaspSyntaxError | None:
-    """`aggregate(sel, v, default=0)`, `f(x=1)`: Python's keyword argument, at the '=' (`pos`)."""
-    if innermost is None or innermost.char != "(" or innermost.label == "'('":
-        return None
-    text = source.text
-    word, start = previous_word(text, pos)
-    if not word.isidentifier() or text[:start].rstrip()[-1:] not in ("(", ","):
-        return None
-    call = innermost.label.removeprefix("the call ").strip("'").removesuffix("(")
-    if word in _SOP_WORDS or call in ("indicator", "round"):
-        # `indicator(tokens = "a")`: a comparison with one '=', not a parameter's name
-        return RaspSyntaxError(
-            "'=' is assignment; use '==' to compare",
-            span_at(source, pos, 1),
-            f"write {word} == ... (RASP has no keyword arguments)",
-        )
-    if call == "aggregate" and word == "default":
-        hint = "pass the default as the third argument: aggregate(sel, v, 0)"
-    elif innermost.label in _ARGUMENTS:
-        hint = f"{call} takes its arguments in order: {_ARGUMENTS[innermost.label][2]}"
-    else:
-        hint = f"pass the value alone, in its place among {call}'s arguments"
-    return RaspSyntaxError(
-        f"RASP has no keyword arguments ('{word}=')", span_at(source, start, pos + 1 - start), hint
-    )
-
-
-def _missing_value(
-    lark: Lark,
-    source: Source,
-    pos: int,
-    here: Span,
-    expected: set[str],
-    innermost: Opener | None,
-) -> RaspSyntaxError | None:
-    """`tokens +;`, `x = ;`, `f(a, )`: a value was expected (not a statement); the message names
-    the token after which it is missing, so it never reads as an empty statement."""
-    if not _VALUE_STARTS <= expected or expected & _STATEMENT_STARTS:
-        return None
-    before = previous_token(lark, source.text, pos)
-    if before is None:
-        return None
-    shown = f"'{before.value}'"
-    if before.type in _OPERATORS:
-        return RaspSyntaxError(
-            f"expected an operand after {shown}",
-            here,
-            f"write a value after {shown} ({_VALUE_WORDS}), or remove the {shown}",
-        )
-    if before.type == "EQUAL":
-        return RaspSyntaxError(
-            "expected a value after '='", here, "an assignment needs a value: name = value;"
-        )
-    if before.type == "COMMA" and innermost is not None and innermost.label in _ARGUMENTS:
-        _, count, usage = _ARGUMENTS[innermost.label]
-        return RaspSyntaxError(
-            "expected an argument after ','", here, f"{innermost.label} takes {count}: {usage}"
-        )
-    if before.type == "COMMA":
-        return RaspSyntaxError(
-            "expected a value after ','", here, "write the missing value, or remove the ','"
-        )
-    return RaspSyntaxError(f"expected a value after {shown}", here, f"write {_VALUE_WORDS}")
-
-
-def _missing_comma(
-    text: str, pos: int, here: Span, expected: set[str], innermost: Opener | None
-) -> RaspSyntaxError | None:
-    """`select(indices, indices;`: a built-in that takes a fixed number of arguments has too few
-    so far, so only ',' can follow (Lark's merged states may also offer ')')."""
-    if "COMMA" not in expected or innermost is None or innermost.label not in _ARGUMENTS:
-        return None
-    fewest, count, usage = _ARGUMENTS[innermost.label]
-    if top_level_commas(text, text.index("(", innermost.pos), pos) >= fewest:
-        return None
-    return RaspSyntaxError(
-        f"expected ',' and another argument: {innermost.label} takes {count}", here, usage
-    )
-
-
-def _comprehension_filter(
-    source: Source, pos: int, token: Token, expected: set[str], innermost: Opener | None
-) -> RaspSyntaxError | None:
-    """`[x for x in l if c]`: Python's filter, which the original's grammar lacks (there `if`
-    starts a conditional, and the closer comes where its `else` belongs)."""
-    if "ELSE" not in expected or innermost is None or innermost.char not in "[{":
-        return None
-    if token.type != CLOSER_TERMINALS[CLOSERS[innermost.char]]:
-        return None
-    inside = source.text[innermost.pos : pos]
-    ifs = list(re.finditer(r"\bif\b", inside))
-    if not re.search(r"\bfor\b.*\bin\b", inside) or not ifs:
-        return None
-    return RaspSyntaxError(
-        "a comprehension has no 'if' filter",
-        span_at(source, innermost.pos + ifs[-1].start(), 2),
-        "it keeps every item; choose each value with a conditional: [x if x > 0 else 0 for x in l]",
-    )
 
 
 def _bad_character(exc: UnexpectedCharacters, source: Source) -> RaspSyntaxError:
