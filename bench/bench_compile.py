@@ -18,17 +18,13 @@ from pathlib import Path
 import torch
 
 # one vocabulary per library program, shared with bench_scale (frac_prevs counts "x")
-from bench_scale import VOCABS
+from bench_scale import VOCABS, library_program
 
 import transformer
 from compiler import compile_sop
-from rasp.errors import RaspError, Source
-from rasp.interpreter import load_file
+from rasp.errors import RaspError
 from rasp.sops import SOp, evaluate
 from rasp.tools.verify import same_value
-
-ROOT = Path(__file__).resolve().parents[1]
-
 
 FORWARD_RUNS = 5
 
@@ -38,14 +34,11 @@ def random_inputs(vocab: str, max_len: int, count: int, rng: random.Random) -> l
 
 
 def bench_one(program: str, max_len: int, samples: int, rng: random.Random) -> dict[str, object]:
-    path = ROOT / "programs" / f"{program}.rasp"
-    interp = load_file(path)
-    name = interp.last_assigned or ""
-    sop = interp.get(name)
+    sop, name, source = library_program(program)
     assert isinstance(sop, SOp)
     vocab = list(VOCABS[program])
     start = time.perf_counter()
-    model = compile_sop(sop, vocab, max_len, name=name, source=Source(str(path), path.read_text()))
+    model = compile_sop(sop, vocab, max_len, name=name, source=source)
     compile_s = time.perf_counter() - start
     cfg = model.metadata["config"]
     heads = [len(layer["attn"]) for layer in model.metadata["layers"]]

@@ -70,24 +70,27 @@ TRACR = {
 BATCH = 1024
 
 
-def compile_one(program: str, max_len: int, out: Path | None) -> dict[str, Any]:
-    """Compile in this process; the record of one (program, N)."""
-    from compiler import compile_sop
-    from rasp.errors import RaspError, Source
+def library_program(program: str) -> tuple[Any, str, Any]:
+    """programs/`program`.rasp's last assigned s-op, its name and its `Source`: what
+    `rasp compile` compiles from the file (the benchmarks' and model_hashes' programs)."""
+    from rasp.errors import Source
     from rasp.interpreter import load_file
 
     path = ROOT / "programs" / f"{program}.rasp"
     interp = load_file(path)
     name = interp.last_assigned or ""
+    return interp.get(name), name, Source(str(path), path.read_text())
+
+
+def compile_one(program: str, max_len: int, out: Path | None) -> dict[str, Any]:
+    """Compile in this process; the record of one (program, N)."""
+    from compiler import compile_sop
+    from rasp.errors import RaspError
+
+    sop, name, source = library_program(program)
     start, cpu = time.perf_counter(), time.process_time()
     try:
-        model = compile_sop(
-            interp.get(name),
-            list(VOCABS[program]),
-            max_len,
-            name=name,
-            source=Source(str(path), path.read_text()),
-        )
+        model = compile_sop(sop, list(VOCABS[program]), max_len, name=name, source=source)
     except RaspError as err:
         first = err.render().splitlines()[0] if hasattr(err, "render") else str(err)
         return {"program": program, "N": max_len, "refused": first[:300]}

@@ -26,7 +26,7 @@ sys.path.insert(0, str(ROOT))  # this tree's packages, not an installed copy
 sys.path.insert(0, str(ROOT / "bench"))
 sys.path.insert(0, str(ROOT / "tests" / "compiler"))
 
-from bench_scale import VOCABS
+from bench_scale import VOCABS, library_program
 
 
 def _digest(model: Any) -> dict[str, Any]:
@@ -51,21 +51,12 @@ def _refusal(err: Exception) -> dict[str, Any]:
 
 def library(program: str, n: int) -> dict[str, Any]:
     from compiler import compile_sop
-    from rasp.errors import RaspError, Source
-    from rasp.interpreter import load_file
+    from rasp.errors import RaspError
 
-    path = ROOT / "programs" / f"{program}.rasp"
-    interp = load_file(path)
-    name = interp.last_assigned or ""
+    sop, name, source = library_program(program)
     start, cpu = time.perf_counter(), time.process_time()
     try:
-        model = compile_sop(
-            interp.get(name),
-            list(VOCABS[program]),
-            n,
-            name=name,
-            source=Source(str(path), path.read_text()),
-        )
+        model = compile_sop(sop, list(VOCABS[program]), n, name=name, source=source)
     except RaspError as err:
         return {**_refusal(err), **_times(start, cpu)}
     return {**_digest(model), **_times(start, cpu)}
