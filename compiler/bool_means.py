@@ -20,7 +20,7 @@ from __future__ import annotations
 import dataclasses
 import itertools
 from collections.abc import Callable, Iterator, Sequence
-from typing import Any
+from typing import Any, TypeVar
 
 from compiler.blocks import Atom, is_number
 from compiler.rewrite import ValueFacts
@@ -28,6 +28,9 @@ from rasp import sops
 from rasp.errors import CompileError, Diagnostic
 from rasp.seqvalues import value_repr
 from rasp.tracr.functions import LengthCheck, NoneCheck, TracrFn
+
+# the nodes whose function may be given bools for the bool means they read
+MapOrPredicate = TypeVar("MapOrPredicate", sops.MapSOp, sops.PredicateSelect)
 
 # value combinations checked at most per function reading an ambiguous mean (beyond: refused,
 # since an unchecked combination could be one the model gets wrong)
@@ -119,6 +122,10 @@ class BoolMeans:
         if not _program_function(node.fn):
             self._read_twins(node)
             return node
+        return self._given_bools(node, positions)
+
+    def _given_bools(self, node: MapOrPredicate, positions: tuple[int, ...]) -> MapOrPredicate:
+        """`node` whose function reads the bool means at `positions` as bools (`BoolArgs`)."""
         new = dataclasses.replace(node, fn=BoolArgs(node.fn, positions))
         self._read_twins(node, new)
         self._check_ambiguous(new, node.fn, positions)
@@ -155,10 +162,7 @@ class BoolMeans:
         if not positions:
             self._read_twins(node)
             return node
-        new = dataclasses.replace(node, fn=BoolArgs(node.fn, positions))
-        self._read_twins(node, new)
-        self._check_ambiguous(new, node.fn, positions)
-        return new
+        return self._given_bools(node, positions)
 
     def _check_ambiguous(self, node: sops.Node, fn: Any, positions: tuple[int, ...]) -> None:
         children = node.children()
