@@ -214,6 +214,7 @@ def graph_and_index(root: sops.Node) -> tuple[Graph, dict[int, int]]:
     nodes: list[IRNode] = []
     counters: dict[str, int] = {}
     used: set[str] = {"one", "bos", "pad", "tokens", "indices"}
+    suffixes: dict[str, int] = {}  # the last suffix each base name took (`used` only grows)
     # the names a label's `.`, `~` or `^` could extend into one the compiler derives
     stems = {*used, "length", *(n.name.replace(":", "_") for n in sops.walk(root) if n.name)}
     leaves: dict[tuple[Op, Any], int] = {}
@@ -265,9 +266,14 @@ def graph_and_index(root: sops.Node) -> tuple[Graph, dict[int, int]]:
         # Residual labels must be unique: a def inlined twice binds the same local name twice. Input
         # s-ops own no dimensions of their own (they are views of `tokens:*` / `indices:*`).
         base, k = name, 1
-        while name in used and op not in (Op.TOKENS, Op.INDICES):
-            k += 1
-            name = f"{base}_{k}"
+        if op not in (Op.TOKENS, Op.INDICES):
+            # (from the suffix `base` took last: a loop's thousand `x` counted from 2 each time)
+            k = suffixes.get(base, 1)
+            name = base if k == 1 else f"{base}_{k}"
+            while name in used:
+                k += 1
+                name = f"{base}_{k}"
+            suffixes[base] = k
         used.add(name)
         ir = IRNode(
             index=len(nodes),

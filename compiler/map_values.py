@@ -54,6 +54,8 @@ class MapValues:
         self.g, self.known = graph, known
         self._sources: dict[int, tuple[int, ...]] = {}
         self._shared_calls_left = SHARED_CALLS
+        # (sources, map, its value per combination of them) of the last chain_values
+        self._last_chain: tuple[tuple[int, ...], int, dict[tuple[Any, ...], Any]] | None = None
 
     def map_values(self, node: IRNode) -> tuple[Relation | None, tuple[Atom, ...]]:
         assert node.fn is not None
@@ -310,8 +312,6 @@ class MapValues:
         """The map's values, its chain evaluated at every combination of its sources' values that
         can meet at one position (per position where every source has a relation). A combination
         where a map of the chain raises is dropped: the interpreter errors there."""
-        known = self.known
-
         # The chain as steps in the order a depth-first walk first evaluates each node (a DAG
         # evaluates each node once): slots 0..len(sources)-1 hold a combination, then one slot
         # per step; a step whose argument failed fails (_FAILED) without calling its map.
@@ -354,16 +354,63 @@ class MapValues:
                 out = memos[step][key] = out if ok else _FAILED
             return out
 
+        # A chain that extends the last one analysed (`x = x + length` in a loop: each map's
+        # chain is the one before and one step) takes that map's value at a combination from its
+        # analysis and evaluates only the steps above it: without this each map evaluated its
+        # whole chain again, quadratic in the chain's length
+        previous, fresh = self._extends(node.index, sources, slot)
+        done: dict[tuple[Any, ...], Any] = {}  # this map's value per combination, for the next
+        filler = [_UNSEEN] * len(steps)
+
         def outputs(combos: Any) -> list[Atom]:
             outs = []
             for combo in combos:
-                vals = list(combo)
-                for step in range(len(steps)):
-                    vals.append(call(step, vals))
+                key = tuple(map(_memo_key, combo))
+                got = _UNSEEN if previous is None else previous[1].get(key, _UNSEEN)
+                if got is _UNSEEN:
+                    vals = list(combo)
+                    for step in range(len(steps)):
+                        vals.append(call(step, vals))
+                else:
+                    vals = [*combo, *filler]
+                    vals[previous[0]] = got
+                    for step in fresh:
+                        vals[len(sources) + step] = call(step, vals)
+                done[key] = vals[last]
                 if vals[last] is not _FAILED:
                     outs.append(vals[last])
             return outs
 
+        try:
+            return self._chain_outputs(sources, outputs)
+        finally:
+            self._last_chain = (sources, node.index, done)
+
+    def _extends(
+        self, target: int, sources: tuple[int, ...], slot: dict[int, int]
+    ) -> tuple[tuple[int, dict[tuple[Any, ...], Any]] | None, list[int]]:
+        """Where `target`'s chain (slotted by `slot`: the sources, then its steps) contains the
+        map analysed last over the same sources: (that map's slot, its value per combination)
+        and the steps `target` reads other than through it, in the chain's order (what that map
+        reads is evaluated again only where read by another way too); else (None, [])."""
+        if self._last_chain is None or self._last_chain[0] != sources:
+            return None, []
+        _, prev, values = self._last_chain
+        if prev not in slot or slot[prev] < len(sources):
+            return None, []
+        g = self.g
+        above = g.first_visits(
+            target, lambda i: i != prev and i not in sources and g[i].op is not Op.CONST
+        )
+        first = len(sources)
+        fresh = sorted(slot[i] - first for i in above if i != prev and slot.get(i, -1) >= first)
+        return (slot[prev], values), fresh
+
+    def _chain_outputs(
+        self, sources: tuple[int, ...], outputs: Callable[[Any], list[Atom]]
+    ) -> tuple[Relation | None, tuple[Atom, ...]]:
+        """chain_values' relation (or values) from `outputs` of combinations of the sources."""
+        known = self.known
         if not all(known.relation[s] is not None for s in sources):
             vals = sort_values(outputs(input_combinations(sources, known.relation, known.values)))
             return self._decided_by_position(sources, outputs, vals), vals

@@ -29,6 +29,7 @@ from compiler.graph import IRNode, Op
 from compiler.plan_context import PlanContext
 from compiler.plan_state import Built, Memo
 from compiler.selectors import SelectorPlanner
+from rasp.walks import Steps, first_visits, unwound
 
 # Inclusion-exclusion turns selector_width of a disjunction into this many conjunction widths at most.
 MAX_WIDTH_PARTS = 4
@@ -45,6 +46,7 @@ class WidthPlanner:
         self.ctx, self.built, self.memo, self.selectors = ctx, built, memo, selectors
         self._parts: dict[int, list[SignedTerm] | None] = {}
         self._tables: dict[tuple[int, int, str], np.ndarray] = {}
+        self._conjunctions: dict[int, bool] = {}
 
     def reads_frac(self, index: int) -> bool:
         """length, and selector_width of a conjunction: one head writing 1/(w+1)."""
@@ -123,26 +125,47 @@ class WidthPlanner:
         return self._parts[index]
 
     def _is_conjunction(self, index: int) -> bool:
-        g = self.ctx.graph
-        node = g[index]
-        if node.op is Op.SELECT:
-            return True
-        if node.op is Op.AND:
-            return all(self._is_conjunction(i) for i in node.inputs)
-        return node.op is Op.NOT and g[node.inputs[0]].op is Op.SELECT
+        """A select, a negated select, or an AND of conjunctions. Walked without recursion and
+        kept per node: `_expand` asks it at every node of a selector thousands deep."""
+        if index not in self._conjunctions:
+            g = self.ctx.graph
+            known = self._conjunctions
+            for i in first_visits(
+                index,
+                lambda i: g[i].inputs if g[i].op is Op.AND else (),
+                lambda i: i,
+                skip=known,
+            ):
+                node = g[i]
+                if node.op is Op.AND:
+                    known[i] = all(known[j] for j in node.inputs)
+                else:
+                    known[i] = node.op is Op.SELECT or (
+                        node.op is Op.NOT and g[node.inputs[0]].op is Op.SELECT
+                    )
+        return self._conjunctions[index]
 
     def _expand(self, index: int) -> list[SignedTerm]:
+        """The selector's width as signed conjunction widths, before `_simplified` (on a list
+        in the recursion's order, rasp.walks.unwound: a deep selector)."""
+        return unwound(self._expand_steps(index))
+
+    def _expand_steps(self, index: int) -> Steps[list[SignedTerm]]:
         node = self.ctx.graph[index]
         if self._is_conjunction(index):
             return [(1, self.selectors.atoms(index))]
         if node.op is Op.NOT:
-            return [(1, [ALL_TRUE])] + [(-s, a) for s, a in self._expand(node.inputs[0])]
+            inner = yield self._expand_steps(node.inputs[0])
+            return [(1, [ALL_TRUE])] + [(-s, a) for s, a in inner]
         if node.op is Op.OR:
             # the other side adds no (query, key) pair: it has no terms of its own
             covering = self.selectors.covering(node)
             if covering is not None:
-                return self._expand(covering)
-        left, right = (self._expand(i) for i in node.inputs)
+                return (yield self._expand_steps(covering))
+        sides = []
+        for i in node.inputs:
+            sides.append((yield self._expand_steps(i)))
+        left, right = sides
         both = [(s1 * s2, a1 + a2) for s1, a1 in left for s2, a2 in right]
         if node.op is Op.AND:
             return both

@@ -226,3 +226,13 @@ def test_reads_position_only_goes_through_maps_of_constants() -> None:
         "length": False,
         "longer": False,
     }
+
+
+def test_a_loop_s_names_are_numbered_in_one_pass() -> None:
+    # (each `x` counted its suffix from 2 again: quadratic in a loop of thousands; the names
+    # are those the count from 2 gives, a name taken by the program skipped)
+    x = B.mapped(lambda v: v, B.tokens(), name="x_3")
+    for _ in range(5):
+        x = B.mapped(lambda v: v, x, name="x")
+    names = [n.name for n in build_graph(x).nodes]
+    assert names == ["tokens", "x_3", "x", "x_2", "x_4", "x_5", "x_6"]
