@@ -15,12 +15,15 @@ the refusal is the earlier builds', with this one among what was also tried.
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 from dataclasses import replace
 
+from compiler import build_facts
 from compiler.build_trials import Kept
 from compiler.forms import Forms
-from compiler.refusals import also_tried, refused_why, why_not_proved
+from compiler.graph import Op
+from compiler.refusals import refused_why, why_not_proved
 from rasp.errors import CompileError
 
 INT_DEFAULTS = "with the bool defaults that only maps read written as their ints"
@@ -32,16 +35,17 @@ def int_defaults_instead(
     builds: Callable[[Forms], Kept],
     note: Callable[[str], None],
 ) -> Kept:
-    """`outcome` (the driver's builds of `forms`: the one kept, or the refusal raised) where it is
-    proved or where `forms` has no bool default to write as its int; else `builds` of the forms
-    with them written so (`Forms.with_int_defaults`) where that is proved; else `outcome` (raised
-    where it is a refusal) with why not among what was also tried."""
-    if isinstance(outcome, Kept) and outcome.certificate.ok:
+    """`outcome` (the driver's builds of `forms`: the one kept, or the refusal raised, raised
+    again) where it is proved, where some decision it refused is computed from no aggregate with a
+    bool default, or where `forms` has no bool default to write as its int; else `builds` of the
+    forms with them written so (`Forms.with_int_defaults`) where that is proved; else `outcome`
+    with why not among what was also tried."""
+    if isinstance(outcome, CompileError):
+        raise outcome  # (refused while planning or analysing: so is the rewritten program)
+    if not _from_bool_means(outcome):
         return outcome
     other = forms.with_int_defaults()
     if other is None:
-        if isinstance(outcome, CompileError):
-            raise outcome
         return outcome
     note("build with the bool defaults that maps read as their ints")
     try:
@@ -53,8 +57,20 @@ def int_defaults_instead(
             return found
         size = found.model.param_count()
         why = f"{size:,} parameters, not proved: {why_not_proved(found.certificate, found.graph)}"
-    if isinstance(outcome, CompileError):
-        first = outcome.diagnostics[0].message
-        notes = also_tried([(INT_DEFAULTS, why)], first)
-        raise type(outcome)([*outcome.diagnostics, *notes])
     return replace(outcome, tried=(*outcome.tried, (INT_DEFAULTS, why)))
+
+
+def _from_bool_means(kept: Kept) -> bool:
+    """Whether `kept` refused decisions (not a certificate the certifier could not check: an
+    attention's range, which the default does not change) and each is computed from an aggregate
+    with a bool default: where some is computed from none, the rewrite changes none of its
+    weights or errors, and every build of the rewritten forms refuses it too."""
+    if kept.certificate.ok or kept.certificate.errors:
+        return False
+    if not any(math.isfinite(check.margin) for check in kept.certificate.failures()):
+        return False
+    graph = kept.graph
+    means = frozenset(
+        node.name for node in graph.nodes if node.op is Op.AGGREGATE and type(node.value) is bool
+    )
+    return bool(means) and not build_facts.untouched_failure(kept, means)
