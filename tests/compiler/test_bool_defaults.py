@@ -6,15 +6,20 @@ and agrees with the interpreter."""
 
 from __future__ import annotations
 
+from types import SimpleNamespace
+
 import fuzz_campaign
+import pytest
 from test_compile import all_inputs, random_inputs
 
 from compiler import compile_sop
 from compiler.bool_defaults import bool_defaults
+from compiler.build_trials import Kept
 from compiler.forms import Forms, prepare
+from compiler.int_defaults import INT_DEFAULTS, int_defaults_instead
 from rasp import sops
 from rasp.atoms import same_value
-from rasp.errors import Source
+from rasp.errors import CompileError, Diagnostic, Source
 from rasp.interpreter import load_source
 
 VOCAB = ["a", "é", " ", "\\"]
@@ -135,3 +140,26 @@ def test_it_is_the_last_build_and_only_where_nothing_else_is_proved() -> None:
     stages.clear()
     compile_sop(_root(FALSE_DEFAULT), VOCAB, 5, progress=lambda s, *_: stages.append(s))
     assert not any("bool defaults" in s for s in stages)
+
+
+def _never(*args: object) -> Kept:
+    raise AssertionError("built the rewritten forms")
+
+
+def test_a_proved_build_or_a_planning_refusal_passes_through() -> None:
+    forms = Forms(_root(REDUCTION.format(default="True")), VOCAB, 5)
+    kept = SimpleNamespace(certificate=SimpleNamespace(ok=True))
+    assert int_defaults_instead(kept, forms, _never, lambda stage: None) is kept  # type: ignore[arg-type]
+    refusal = CompileError([Diagnostic("a table too large", None)])
+    with pytest.raises(CompileError) as raised:
+        int_defaults_instead(refusal, forms, _never, lambda stage: None)
+    assert raised.value is refusal  # as the builds before raised it: no form analysed again
+
+
+def test_a_rewrite_not_proved_is_among_what_was_also_tried() -> None:
+    # at N = 9 with a limit under the int form's 64,095 parameters: the kept build is refused
+    # for its margin, and the rewritten forms' builds are over the limit
+    root = _root(REDUCTION.format(default="True"))
+    with pytest.raises(CompileError) as refusal:
+        compile_sop(root, VOCAB, 9, max_params=60_000)
+    assert f"also tried {INT_DEFAULTS}" in refusal.value.render()
