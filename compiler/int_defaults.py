@@ -8,9 +8,12 @@ and refuses; with the default written `1` that build is proved (N = 4 to 9). The
 every value and type the program computes, but applied to every build it also changed which
 build proves other programs (`shift(v, 1, False)` read by `round`: the position fold's 3,302
 parameters in 2 layers became the default build's 15,462 in 3), so it is tried only here, after
-every other build and form, where the rewrite changes something: every build the driver tries,
-over the rewritten forms, certified, unchanged, as every build is. Where none of those is proved,
-the refusal is the earlier builds', with this one among what was also tried.
+every other build and form, where the certifier refused decisions of the kept build that are each
+computed from an aggregate with a bool default and the rewrite changes something: every build the
+driver tries, over the rewritten forms, certified, unchanged, as every build is (a refusal that
+reaches it takes about twice as long). Where none of those is proved, the refusal is the earlier
+builds', with this one among what was also tried; a refusal raised while planning is raised as it
+was, the rewritten forms not built.
 """
 
 from __future__ import annotations
