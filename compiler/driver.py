@@ -20,6 +20,7 @@ from compiler.decoded_factors import factors_instead
 from compiler.forms import Forms
 from compiler.fused_output import fused_output_instead
 from compiler.graph import Graph, Op, build_graph
+from compiler.int_defaults import int_defaults_instead
 from compiler.known_sums import lines_instead
 from compiler.model import CompiledModel, Sketch
 from compiler.moved_build import moved_instead
@@ -367,7 +368,8 @@ def _compile_sop(
     # the prepared program or another form of it (compiler.program_forms); the form with
     # differences of means read as votes where none is proved, or where it is predicted smaller
     # and is (compiler.vote_form)
-    try:
+    def built(forms: Forms, sop: sops.Node) -> Kept:
+        """The build kept of `forms`, whose default form is `sop`."""
         kept = or_votes(sop, keep, forms, note, sketch)
         formed = kept  # (its form's builds tried smaller ones already: keep_proved)
         sketched.clear()  # (its plans, where not built)
@@ -425,6 +427,17 @@ def _compile_sop(
             # maps moved before their copies, maps read two ways from one one-hot (not again
             # where keep_proved kept it, the fold's and the moved maps': `Kept.smaller_tried`)
             kept = smaller_instead(builder(sop, max_params), kept, note, [])
+        return kept
+
+    try:
+        outcome: Kept | CompileError
+        try:
+            outcome = built(forms, sop)
+        except CompileError as err:
+            outcome = err
+        # last, where nothing above is proved: all of it again over the forms with a mean's bool
+        # default that only maps read written as its int (compiler.int_defaults)
+        kept = int_defaults_instead(outcome, forms, lambda other: built(other, other()), note)
     except CompileError as err:  # a tracr map's unholdable value may be the reason, said first
         raise _with_value_problems(program, err, vocab, max_len) from None
     model, graph, certificate = kept.model, kept.graph, kept.certificate

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from compiler.blocks import Atom
+from compiler.bool_defaults import bool_defaults
 from compiler.bos_widths import bos_widths
 from compiler.constant_sides import constant_sides
 from compiler.counts import count_means
@@ -71,6 +72,7 @@ class Forms:
     def __init__(self, sop: sops.Node, vocab: Sequence[Atom], max_len: int) -> None:
         self.sop, self.vocab, self.max_len = sop, vocab, max_len
         self._shared: dict[tuple[bool, bool], sops.Node] = {}
+        self._resolved: sops.Node | None = None  # before the rewrites after `resolve`
         self._early: sops.Node | None = None  # before the rewrites `votes` changes
         self._votes: VoteRewrite | None = None
         # the vote form from tables read off one (w, a, b) per vote mean, before its check:
@@ -115,11 +117,29 @@ class Forms:
             self._shared[(True, True)] = later
         return True
 
+    def with_int_defaults(self) -> Forms | None:
+        """These forms with each mean's bool default that only maps read, alike as its int,
+        written as the int (`compiler.bool_defaults`; the driver's last build,
+        compiler.int_defaults); None where there is none."""
+        resolved = self._resolved_program()
+        ints = bool_defaults(resolved, self.vocab, self.max_len)
+        if ints is resolved:
+            return None
+        other = Forms(self.sop, self.vocab, self.max_len)
+        other._resolved = ints
+        return other
+
+    def _resolved_program(self) -> sops.Node:
+        if self._resolved is None:
+            sop = merge_duplicates(self.sop)  # one node per computation written twice
+            # tracr's predicates and means, for this vocabulary
+            self._resolved = resolve(sop, self.vocab, self.max_len)
+        return self._resolved
+
     def _before_votes(self) -> sops.Node:
         if self._early is None:
             vocab, max_len = self.vocab, self.max_len
-            sop = merge_duplicates(self.sop)  # one node per computation written twice
-            sop = resolve(sop, vocab, max_len)  # tracr's predicates and means, for this vocabulary
+            sop = self._resolved_program()
             sop = position_functions(sop, max_len)  # s-ops of the position alone: maps of indices
             sop = select_offsets(sop, vocab, max_len)  # `select(length - y, length - y, <)`: y
             sop = bos_widths(sop, vocab, max_len)  # the BOS trick's mean: a width

@@ -48,6 +48,13 @@ def _no_fold(monkeypatch: pytest.MonkeyPatch) -> None:
     # (nor the copy-snaps build, which proves them with v's one-hot snapped before the copy:
     # tests/compiler/test_copy_snaps.py)
     monkeypatch.setattr("compiler.driver.copy_snaps_instead", lambda kept, *rest: kept)
+    _no_int_defaults(monkeypatch)
+
+
+def _no_int_defaults(monkeypatch: pytest.MonkeyPatch) -> None:
+    # (nor the last build, compiler.int_defaults, which proves WIDE with the shift's default
+    # written 0: 2,848 parameters in 3 layers, its maps moved before the copy)
+    monkeypatch.setattr("compiler.forms.Forms.with_int_defaults", lambda self: None)
 
 
 def test_the_seed_compiles_with_its_positional_s_ops_folded_and_agrees() -> None:
@@ -143,6 +150,7 @@ def test_a_refusal_names_the_fold_tried(monkeypatch: pytest.MonkeyPatch) -> None
     # driver's default holds its own reference)
     monkeypatch.setattr("compiler.alternatives.keep_proved", refused)
     monkeypatch.setattr("compiler.driver.copy_snaps_instead", lambda kept, *rest: kept)
+    _no_int_defaults(monkeypatch)
     with pytest.raises(CompileError, match="snap decision") as refusal:
         compile_sop(_root(WIDE), list("ab"), 12)
     assert f"note: also tried {POSITIONS}: a table too large" in (refusal.value.render())

@@ -140,6 +140,9 @@ def test_without_the_fold_and_the_move_the_seed_is_refused(
     monkeypatch.setattr("compiler.driver.moved_instead", lambda kept, *rest: kept)
     # (nor the copy-snaps last build, tried after them, which proves it too: 23,313 parameters)
     monkeypatch.setattr("compiler.driver.copy_snaps_instead", lambda kept, *rest: kept)
+    # (nor the int-defaults last build, which proves it with the bool defaults written as ints:
+    # compiler.int_defaults)
+    monkeypatch.setattr("compiler.forms.Forms.with_int_defaults", lambda self: None)
     with pytest.raises(CompileError, match="snap margin of 0.00379"):
         compile_sop(_root(SEED), list("012"), 12, causal=True)
 
