@@ -25,6 +25,7 @@ from compiler.refusal_causes import (
     graph_texts,
     through_select,
 )
+from compiler.rounded_zeros import rounded_zero
 from rasp.errors import CompileError, Diagnostic, Span
 from rasp.named_text import MessageNames, stem
 from rasp.wording import with_article
@@ -58,6 +59,10 @@ def refusals(
         for reason in certificate.errors
     ]
     failures = certificate.failures()
+    # a denominator 0 up to float64 rounding makes the failures: said first, at the division
+    zero = rounded_zero(graph, reach) if failures else None
+    if zero is not None:
+        problems.append(zero)
     # the walk's order: a decision's error bound includes every error of the sublayers before it
     shown = (
         [c for c in failures if c.sublayer == failures[0].sublayer][:MAX_REFUSALS]

@@ -128,6 +128,7 @@ def parse_recovering(source: Source) -> list[ast.Stmt | RaspSyntaxError]:
         except RaspSyntaxError as exc:
             if more and exc.incomplete:
                 continue  # the statement goes on in the next line
+            exc.statement = (first + 1, text)  # (the REPL reads the names it would have bound)
             out.append(exc)
         first, reader = number + 1, Continuation()
     return out

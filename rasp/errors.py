@@ -332,6 +332,9 @@ class RaspSyntaxError(RaspError):
         super().__init__(message, span, hint)
         # True when the text ended before the statement did (the REPL then asks for more lines).
         self.incomplete = incomplete
+        # (its first line, its text): the statement it is in, where a recovering parse read the
+        # file statement by statement (`continuation.parse_recovering`: a file the REPL loads)
+        self.statement: tuple[int, str] | None = None
 
 
 class RaspNameError(RaspError):

@@ -97,6 +97,7 @@ class Loads:
         try:
             for k, inner_stmt in enumerate(statements):
                 if isinstance(inner_stmt, RaspSyntaxError):  # (only in the REPL)
+                    repl.unparsed(inner_stmt)  # type: ignore[union-attr]
                     repl.errors.append(inner_stmt)  # type: ignore[union-attr]
                     continue
                 if isinstance(inner_stmt, ast.ReplCommand) and repl is None:

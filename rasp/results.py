@@ -11,7 +11,7 @@ from enum import Enum
 from typing import Any
 
 from rasp import ast
-from rasp.errors import RaspError, Span
+from rasp.errors import RaspError, RaspSyntaxError, Span
 
 
 class ResultKind(Enum):
@@ -57,6 +57,8 @@ class ReplLoading:
     # a statement that failed (before its error is appended to `errors`): the REPL remembers the
     # names it would have bound, to say why a later use finds them undefined
     failed: Callable[[ast.Stmt, RaspError], None] = lambda _stmt, _error: None
+    # a statement that did not parse (before it is appended to `errors`), likewise
+    unparsed: Callable[[RaspSyntaxError], None] = lambda _error: None
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,7 @@ input typed without `--input`), and the token arguments (`--input`, `--vocab`) m
 from __future__ import annotations
 
 import argparse
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
@@ -38,8 +39,46 @@ def parse_arguments(
     _refuse_stray_input(parser, argv if argv is not None else given)
     args, unknown = parser.parse_known_args(argv)
     if unknown:
-        subparser(parser, args.command).error(f"unrecognized arguments: {' '.join(unknown)}")
+        guess = _stray_files(args, unknown)
+        subparser(parser, args.command).error(f"unrecognized arguments: {' '.join(unknown)}{guess}")
     return args
+
+
+# what each command's one positional file is, as a hint names it
+_ONE_FILE = {
+    "run": "program",
+    "compile": "program",
+    "verify": "program",
+    "repl": "program",
+    "show": "model",
+    "export": "model",
+    "draw": "program or model",
+}
+
+
+def _stray_files(args: argparse.Namespace, unknown: Sequence[str]) -> str:
+    """A second file left over (`rasp verify sort.safetensors p.rasp`, `rasp show a b`: argparse
+    said only `unrecognized arguments: p.rasp`): the command line to write, a model after
+    --model, or that the command takes one file; "" for other words."""
+    files = [w for w in unknown if Path(w.split(":")[0]).suffix in (".rasp", ".safetensors", ".py")]
+    one = _ONE_FILE.get(args.command)
+    if not files or one is None:
+        return ""
+    given = getattr(args, "file", None) or getattr(args, "target", None)
+    both = [given, *files] if isinstance(given, str) else files
+    models = [w for w in both if w.endswith(".safetensors")]
+    programs = [w for w in both if not w.endswith(".safetensors")]
+    if args.command in ("run", "verify"):
+        if getattr(args, "model", None) is None and len(models) == 1 and len(programs) == 1:
+            text = getattr(args, "input", None)
+            rest = "" if args.command == "verify" else f" --input {shlex.quote(text or 'INPUT')}"
+            return (
+                f" (a model goes after --model: `rasp {args.command} {shlex.quote(programs[0])} "
+                f"--model {shlex.quote(models[0])}{rest}`)"
+            )
+        if files == models:  # (a second model, beside --model's)
+            one = "model, after --model"
+    return f" (rasp {args.command} takes one {one}: run it once for each)"
 
 
 def _refuse_unknown_option(parser: argparse.ArgumentParser, argv: Sequence[str]) -> None:

@@ -306,6 +306,7 @@ class ReplSession:
             entered=self._entered,
             left=self._left,
             failed=self.failed_names.load_failed,
+            unparsed=self.failed_names.load_unparsed,
         )
         if isinstance(stmt, ast.Load):
             self._load_listing = listing

@@ -4,8 +4,8 @@ The REPL binds nothing when a statement fails (the original's definition-time ch
 `m = n + 1;` or `:compile n` met only "Undefined variable: n" (and a hint about the built-in
 `length`), though the cause was the statement before. `FailedNames` remembers, for each name still
 unbound, the statement that would have bound it and why it failed (or that it never ran: an
-earlier statement of its line failed, or its entry did not parse), and `explain` says so in place
-of "Undefined variable".
+earlier statement of its line failed, or its entry, or its statement in a loaded file, did not
+parse), and `explain` says so in place of "Undefined variable".
 
 An entry that does not parse has no statements to read names from: only the names of a leading
 `NAME =` (or `A, B =`) or `def NAME(` are taken from its text, which the entry binds whatever
@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from rasp import ast
-from rasp.errors import RaspError, Span
+from rasp.errors import RaspError, RaspSyntaxError, Span
 from rasp.text_width import clip
 from rasp.tools.repl_example_check import ON_EXAMPLE
 from rasp.values import RESERVED_WORDS, UndefinedName
@@ -53,6 +53,7 @@ class Unbound:
     on_example: bool = False  # it failed on the running example (`ExampleCheck`)
     # "assigning" or "defining" where `statement` is an entry that did not parse (`reason`: why)
     unparsed: str = ""
+    error_line: int = 0  # in a loaded file's statement that did not parse: its error's line
 
 
 class FailedNames:
@@ -78,18 +79,43 @@ class FailedNames:
         """Typed entry `text` did not parse (`err`), so none of it ran: the names its leading
         `NAME =` or `def NAME(` binds, still unbound, are remembered (others cannot be read
         soundly from text that does not parse)."""
-        leading = _LEADING_NAMES.match(text)
-        if leading is None:
-            return
         reason = self._reason(err)
         if err.span is not None and len(text.splitlines()) > 1:
             reason = f"line {err.span.line}: {reason}"
+        self._unparsed(text, "", reason, value_of)
+
+    def load_unparsed(self, err: RaspSyntaxError) -> None:
+        """A loaded file's statement did not parse (`ReplLoading.unparsed`; `err.statement` its
+        first line and text): as `parse_failed`, located `file:line` (the names the session
+        holds after the load are forgotten then, as `load_failed`'s are)."""
+        if err.statement is None or err.span is None:
+            return
+        first, text = err.statement
+        where = f"{err.span.file}:{first}"  # (moved to the leading name's line below)
+        self._unparsed(text, where, self._reason(err), None, error_line=err.span.line)
+
+    def _unparsed(
+        self,
+        text: str,
+        where: str,
+        reason: str,
+        value_of: ValueOf | None,
+        error_line: int = 0,
+    ) -> None:
+        leading = _LEADING_NAMES.match(text)
+        if leading is None:
+            return
         start = leading.start("names" if leading["names"] else "def")  # (its comments left out)
+        if where:  # the statement's own line, past the blank and comment lines before it
+            file, _, first = where.rpartition(":")
+            where = f"{file}:{int(first) + text.count(chr(10), 0, start)}"
         verb = "assigning" if leading["names"] else "defining"
-        why = Unbound(_quoted_text(text[start:]), "", reason=reason, unparsed=verb)
+        why = Unbound(
+            _quoted_text(text[start:]), where, reason=reason, unparsed=verb, error_line=error_line
+        )
         names = leading["names"].split(",") if leading["names"] else [leading["func"]]
         for name in dict.fromkeys(n.strip() for n in names):
-            if name not in RESERVED_WORDS and value_of(name) is None:
+            if name not in RESERVED_WORDS and (value_of is None or value_of(name) is None):
                 self._unbound[name] = why
 
     def load_failed(self, stmt: ast.Stmt, err: RaspError) -> None:
@@ -120,7 +146,14 @@ class FailedNames:
             return err
         why = self._unbound[err.name]
         at = f" ({why.where})" if why.where else ""
-        if why.unparsed:
+        if why.unparsed and why.where:  # a loaded file's statement
+            file = why.where.rpartition(":")[0]
+            err.message = (
+                f"`{err.name}` is not defined: the statement {why.unparsed} it, "
+                f"{why.statement}{at}, did not parse ({why.reason}), so it did not run"
+            )
+            err.hint = f"fix its syntax at {file}:{why.error_line} and load {file} again"
+        elif why.unparsed:
             err.message = (
                 f"`{err.name}` is not defined: the entry {why.unparsed} it, {why.statement}, did "
                 f"not parse ({why.reason}), so none of it ran"

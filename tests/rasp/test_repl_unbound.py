@@ -188,3 +188,27 @@ def test_an_unparsed_reassignment_keeps_the_old_value_without_a_word() -> None:
     session.feed("n = 1;")
     session.feed("n = (;")
     assert session.feed("n;") == "    value: n =  1"
+
+
+def test_a_name_whose_statement_in_a_loaded_file_did_not_parse_names_the_file_and_line(
+    tmp_path: Path, monkeypatch: pytest.MonkeyPatch
+) -> None:
+    monkeypatch.chdir(tmp_path)
+    (tmp_path / "lib.rasp").write_text(
+        "a = length;\n\n# b's bracket is never closed\nb = (indices;\nc = a + 1;\n",
+        encoding="utf-8",
+    )
+    session = ReplSession()
+    loaded = session.feed('load "lib";')
+    assert "lib.rasp:4:13: error: expected ')' to close '('" in loaded
+    used = session.feed("b;")
+    # (was "<repl>:1:1: error: Undefined variable: b", with no word of the file)
+    assert _first_line(used) == (
+        "<repl>:1:1: error: `b` is not defined: the statement assigning it, `b = (indices;` "
+        "(lib.rasp:4), did not parse (expected ')' to close '('), so it did not run"
+    )
+    assert _hint(used) == "hint: fix its syntax at lib.rasp:4 and load lib.rasp again"
+    # a name the session holds stays what it was, and says nothing of the file
+    session.feed("b = indices;")
+    session.feed('load "lib";')
+    assert "error" not in session.feed("b;")
