@@ -125,7 +125,10 @@ def copy_means(values: Sequence[Atom], n: int) -> list[float] | None:
     """The means of 2..n copies of each of `values` (numbers), as the interpreter computes them
     (one add at a time from 0, then a division): `float(v)` itself where `sums_exact`, else each
     count's too (ten copies of a third average to 0.33333333333333337). The copies of one number
-    in its other forms (7 and 7.0) add up to these floats too, an int's exactly to `float(v)`.
+    in its other forms (7 and 7.0) add up to these floats too. An int's copies the interpreter
+    sums exactly: as float64s in one product (|v| * n below 2^53: `float(v)`), else as Python
+    ints, whose sum k * v rounds to a float before the division (`rasp.sops`: 8943887316608867
+    nine times averages to 8943887316608868.0), so each count's `float(k * v) / k` is here too.
     None where a value is no float64 of itself (an int past 2^53) or not finite."""
     found: list[float] = []
     for v in values:
@@ -136,7 +139,10 @@ def copy_means(values: Sequence[Atom], n: int) -> list[float] | None:
         if sums_exact(v, n):
             continue
         total = 0 + as_float  # from 0, as the interpreter adds: -0.0 gives 0.0
+        whole = isinstance(v, int) and not isinstance(v, bool)
         for k in range(2, n + 1):
             total = total + as_float
             found.append(total / k)
+            if whole:
+                found.append(float(k * v) / k)  # type: ignore[operator]
     return found

@@ -149,14 +149,20 @@ class _Inference:
                     selector, sop = node.inputs
                     # every key selected holds one value (`select(tokens, "2", ==)` over
                     # `tokens_int`: 2, whatever the query), or the query's (the keys of the
-                    # largest or smallest x): either way they average copies of one value
+                    # largest or smallest x): either way they average copies of one value.
+                    # So do the keys of a uniform s-op (`compiler.uniform`: on one input every
+                    # position holds the same value, of one type, as `value_key` tells them
+                    # apart), whatever the selector: k of them average to what `copy_means`
+                    # enumerates for k copies (float64 adds from 0, or an int's exact sum).
+                    # One with a relation keeps its per-length sets (`length * 0.1`).
                     held = held_value(self.g, selector, sop, known.values.__getitem__, self.vocab)
                     rel, vals = self.means.aggregate_values(
                         node,
                         single_selector=self.at_most_one[selector],
                         default_taken=not self.never_empty[selector],
                         equal_values=held is not None
-                        or selects_equal_values(self.g, selector, sop, known.values.__getitem__),
+                        or selects_equal_values(self.g, selector, sop, known.values.__getitem__)
+                        or (self.uniform[sop] and known.relation[sop] is None),
                         held=held,
                     )
                     if rel is not None and selector in known.width_ranges:

@@ -176,3 +176,28 @@ def test_invert_if_sorted_copies_one_token() -> None:
     inputs += [[rng.choice(vocab) for _ in range(rng.randint(1, 16))] for _ in range(40)]
     for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
         assert got == program(tokens), tokens
+
+
+def test_a_mean_of_a_uniform_sop_is_that_value() -> None:
+    """Every key holds the count, so any mean of them is the count (or the default): its values
+    are whole numbers, not every fraction of the count's values (defs 2203200: its output's
+    values lay 8.5e-6 apart, refused by the output snap)."""
+    text = COUNT + "res = aggregate(select(indices, indices, <), k, 1);\n"
+    graph, sets = _sets(text, 8)
+    assert {float(v) for v in sets.of(graph.nodes[-1])} == set(map(float, range(9)))
+
+
+def test_a_chain_over_a_mean_of_a_count_compiles_and_agrees() -> None:
+    """Defs 2203200's reduction: refused before by its output snap (3.65e-6 against 1.6e-4)."""
+    text = (
+        COUNT
+        + "v0 = aggregate(select(indices, indices, <), k, 1);\n"
+        + 'c = shift(v0, 2, 1) + indicator(tokens == "b");\n'
+        + "def q(x, n) { return x if n == 0 else q((x * c + n) % 4, n - 1); }\n"
+        + 'res = q(indicator(tokens == "c") - 1, 6) + round(length / 2);\n'
+    )
+    root = _program(text)
+    model = compile_sop(root, list("abc"), 8)
+    inputs = [list(t) for n in range(1, 6) for t in itertools.product("abc", repeat=n)]
+    for tokens, got in zip(inputs, run_compiled(model, inputs), strict=True):
+        assert list(got) == list(S.evaluate(root, tokens).values), tokens
