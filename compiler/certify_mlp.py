@@ -28,6 +28,7 @@ from compiler.bounds import (
     special_linear,
 )
 from compiler.certificate import Check
+from compiler.certify_live import live_terms, on_entries, ones
 from compiler.certify_parts import Groups, encode, state_label, unit_groups
 from compiler.certify_specials import exact_additions
 from compiler.certify_walk import MAX_STATES, Specials, Walk
@@ -45,6 +46,7 @@ class _OutWeights:
     signed: SparseRows
     abs: SparseRows
     grid: np.ndarray  # [O]: the dyadic grid of W_out's columns and b_out
+    pattern: SparseRows  # 1 where W_out is non-zero: a product with it counts live terms
 
 
 def check_mlp(walk: Walk, layer: int) -> None:
@@ -244,6 +246,7 @@ def _part_numbers(
         signed,
         signed.magnitudes(),  # (|wo|'s non-zeros are wo's, in the same order)
         np.maximum(column_grid, dyadic_exponent(b_out[out])),
+        ones(signed),
     )
     for start in range(0, coords.shape[0], chunk):
         c = coords[start : start + chunk]
@@ -297,33 +300,6 @@ def _shared_error(
     return out
 
 
-def _live_terms(spread: Spread, out_w: _OutWeights, n: np.ndarray) -> np.ndarray:
-    """[P, O]: the terms of each output sum that can be non-zero in float32 at each point, for
-    gamma_n of its rounding, where `n` [O] counts every non-zero weight of the column (+1 for
-    the bias). Called only where every unit's ReLU is decided (|pre| > its error bound `total`,
-    checked above), so a unit with pre < 0 has a float32 pre-activation < 0 too: its activation
-    is exactly +0.0, its product with W_out an exact ±0, and adding a ±0 to anything is exact.
-
-    The float32 model: every product and every addition rounds with relative error at most
-    u = 2^-24 (FMA rounds less), in ANY order or tree (blocking, threads, split-K). In such a
-    tree, a subtree whose leaves are all exact zeros computes an exact 0, and an addition with
-    an exact-0 operand returns the other operand unchanged; removing both leaves a tree over
-    the k non-zero products alone with the same float32 result. That tree has k - 1 additions,
-    so each product passes through at most k - 1 of them and rounds once itself: Higham's
-    |fl(sum) - sum| <= gamma_k · sum |x_i·w_i| (gamma_k = k·u / (1 - k·u)) holds with k the
-    non-zero products, not the column's weights. The terms (`h_sum` plus `total` times |W_out|)
-    are already summed over the on units only; here k is counted the same way: this part's on
-    units with a non-zero weight in the column, plus every other unit of the layer that writes
-    the column (none, as parts claim their columns; counted anyway) and the bias. k <= n, so
-    the bound never grows; at a one-hot's map with one unit on of 552 it is 552 times smaller."""
-    if spread.empty:
-        active = np.zeros((spread.P, spread.O))
-    else:  # (the on (point, unit) entries with a non-zero W_out weight, per (point, column))
-        active = np.bincount(spread.flat, minlength=spread.P * spread.O).reshape(spread.P, spread.O)
-    part_weights = np.bincount(out_w.signed.cols, minlength=spread.O)  # [O]
-    return np.minimum(n[None, :], n[None, :] - part_weights[None, :] + active)
-
-
 def _continuous_chunk(
     lin: Linear,
     ev: Evaluated,
@@ -345,7 +321,12 @@ def _continuous_chunk(
     h_err = np.where(pre + total > 0, total, 0.0)  # [P, H]
     ideal = sparse_product(h, out_w.signed, None) + b_out[out]  # [P, O]
     carried = sparse_product(h_err, out_w.abs, None)
-    n = out_terms[out]
+    # a unit with h = h_err = 0 is surely off (pre + total <= 0): an exact 0 (`certify_live`)
+    n = live_terms(
+        sparse_product((h + h_err > 0) * 1.0, out_w.pattern, None),
+        out_w.signed.cols,
+        out_terms[out],
+    )
     terms = sparse_product(h + h_err, out_w.abs, None) + np.abs(b_out[out])
     sum_err = overflowed(gamma(n) * terms, terms)
     intended = encode(out_reading, outputs, out)  # [P, O]
@@ -459,10 +440,9 @@ def _mlp_chunk(
         lin_err = _shared_error(groups, positive, shared, spread, on, out_w.abs)  # pairs cancel
         own_err = spread.product(own[on], out_w.abs)
         h_sum = spread.product(pre[on], out_w.abs)
-        if (
-            decided.all()
-        ):  # every off unit writes an exact 0: only the on ones round (`_live_terms`)
-            n = _live_terms(spread, out_w, n)
+        # every off unit writes an exact 0 once all are decided: only the on ones round
+        if decided.all():
+            n = live_terms(on_entries(spread), out_w.signed.cols, n)
         sum_err = gamma(n) * (h_sum + spread.product(total[on], out_w.abs) + np.abs(b_out[out]))
         # a row is dyadic when every active unit is exact (band, or no error)
         inexact = ~((total[on] == 0) | in_band[on])

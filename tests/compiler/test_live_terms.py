@@ -1,5 +1,5 @@
 """An MLP part's output sum is bounded with gamma_k, k the terms that can be non-zero at the point
-(`certify_mlp._live_terms`): a unit decided off writes an exact 0, and adding an exact 0 is exact
+(`compiler.certify_live`): a unit decided off writes an exact 0, and adding an exact 0 is exact
 in float32, so only the on units' products (and the bias) round, in any evaluation order. These
 tests evaluate such sums in float32 in many orders (sequential permutations, pairwise trees, torch
 CPU matmul with 1 and 2 threads) against that bound, show it tighter on a compiled model, and
@@ -116,9 +116,7 @@ def test_the_gated_output_bound_is_tighter_than_gamma_of_every_unit(monkeypatch)
     new = recheck(model.weights, model.metadata)
     # the bound before: gamma of every non-zero weight of the column, whatever is on
     monkeypatch.setattr(
-        certify_mlp,
-        "_live_terms",
-        lambda spread, out_w, n: np.broadcast_to(n, (spread.P, spread.O)),
+        certify_mlp, "live_terms", lambda active, columns, n: np.broadcast_to(n, active.shape)
     )
     old = recheck(model.weights, model.metadata)
     assert new.ok and old.ok
