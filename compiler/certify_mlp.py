@@ -28,6 +28,7 @@ from compiler.bounds import (
     special_linear,
 )
 from compiler.certificate import Check
+from compiler.certify_live import live_terms, on_entries, ones
 from compiler.certify_parts import Groups, encode, state_label, unit_groups
 from compiler.certify_specials import exact_additions
 from compiler.certify_walk import MAX_STATES, Specials, Walk
@@ -45,6 +46,7 @@ class _OutWeights:
     signed: SparseRows
     abs: SparseRows
     grid: np.ndarray  # [O]: the dyadic grid of W_out's columns and b_out
+    pattern: SparseRows  # 1 where W_out is non-zero: a product with it counts live terms
 
 
 def check_mlp(walk: Walk, layer: int) -> None:
@@ -244,6 +246,7 @@ def _part_numbers(
         signed,
         signed.magnitudes(),  # (|wo|'s non-zeros are wo's, in the same order)
         np.maximum(column_grid, dyadic_exponent(b_out[out])),
+        ones(signed),
     )
     for start in range(0, coords.shape[0], chunk):
         c = coords[start : start + chunk]
@@ -318,7 +321,12 @@ def _continuous_chunk(
     h_err = np.where(pre + total > 0, total, 0.0)  # [P, H]
     ideal = sparse_product(h, out_w.signed, None) + b_out[out]  # [P, O]
     carried = sparse_product(h_err, out_w.abs, None)
-    n = out_terms[out]
+    # a unit with h = h_err = 0 is surely off (pre + total <= 0): an exact 0 (`certify_live`)
+    n = live_terms(
+        sparse_product((h + h_err > 0) * 1.0, out_w.pattern, None),
+        out_w.signed.cols,
+        out_terms[out],
+    )
     terms = sparse_product(h + h_err, out_w.abs, None) + np.abs(b_out[out])
     sum_err = overflowed(gamma(n) * terms, terms)
     intended = encode(out_reading, outputs, out)  # [P, O]
@@ -432,6 +440,9 @@ def _mlp_chunk(
         lin_err = _shared_error(groups, positive, shared, spread, on, out_w.abs)  # pairs cancel
         own_err = spread.product(own[on], out_w.abs)
         h_sum = spread.product(pre[on], out_w.abs)
+        # every off unit writes an exact 0 once all are decided: only the on ones round
+        if decided.all():
+            n = live_terms(on_entries(spread), out_w.signed.cols, n)
         sum_err = gamma(n) * (h_sum + spread.product(total[on], out_w.abs) + np.abs(b_out[out]))
         # a row is dyadic when every active unit is exact (band, or no error)
         inexact = ~((total[on] == 0) | in_band[on])

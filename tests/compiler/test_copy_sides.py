@@ -24,6 +24,7 @@ from compiler.graph import build_graph
 from rasp.errors import CompileError, Source
 from rasp.interpreter import load_source
 from rasp.sops import SOp
+from tests.compiler.loose_sums import count_every_weight
 from tests.compiler.test_compile import all_inputs, check_inputs
 
 COPY = """c = count(tokens, "1");
@@ -98,8 +99,17 @@ def test_the_copy_is_snapped_by_either_build_and_refused_without_both(
     assert "relu decision" in refused.value.diagnostics[0].message
 
 
-def test_a_table_over_a_two_valued_mean_snapped_first_compiles_and_agrees() -> None:
+def test_a_table_over_a_two_valued_mean_snapped_first_compiles_and_agrees(
+    monkeypatch: pytest.MonkeyPatch,
+) -> None:
     root = _root(TWO_VALUED)
+    # since the output sums count the units that can be on, it is proved without the snap
+    # (10,535 parameters in 2 layers, where the snap made 11,375 in 3); with every weight
+    # counted, the bound before, it needs the snap
+    plain = compile_sop(root, list("012"), 11)
+    assert not any("~snap" in label for label in plain.metadata["residual"])
+    assert plain.param_count() <= 11_375
+    count_every_weight(monkeypatch)
     model = compile_sop(root, list("012"), 11)
     assert model.metadata["certificate"]["ok"]
     assert any(label.startswith("m~snap") for label in model.metadata["residual"])
@@ -140,6 +150,7 @@ def test_without_the_snap_it_is_refused(
     monkeypatch: pytest.MonkeyPatch, text: str, n: int, causal: bool, decision: str
 ) -> None:
     _no_snaps(monkeypatch)
+    count_every_weight(monkeypatch)  # (TWO_VALUED is proved without the snap otherwise)
     # nor with the s-ops of the position alone folded, the last build (SORTED_BY_NOISY's v0 is
     # one: compiler.position_folds proves it without the snap, tests/compiler/
     # test_position_folds.py)

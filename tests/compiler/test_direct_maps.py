@@ -16,6 +16,7 @@ from rasp import sops as S
 from rasp.errors import CompileError
 from rasp.interpreter import Interpreter
 from rasp.parser import parse
+from tests.compiler.loose_sums import count_every_weight
 from tests.runtime_helpers import run_compiled
 
 # two bracket balances both zero: `both` was stepped over b1 with z2 as its context, whose error
@@ -41,6 +42,16 @@ def test_two_zero_balances_are_two_steps_and_a_table_at_n_256(
     monkeypatch: pytest.MonkeyPatch,
 ) -> None:
     root = _program(BOTH_ZERO)
+    # since the output sums count the units that can be on, the default build proves it (775
+    # parameters, `both` stepped over b1 with z2 as its context; the direct build made 910):
+    # with every weight counted, the bound before, it needs the direct build
+    plain = compile_sop(root, list("(){}"), 256, name="both")
+    assert [mlp["name"] for layer in plain.metadata["layers"] for mlp in layer["mlp"]] == [
+        "z2",
+        "both",
+    ]
+    assert plain.param_count() <= 910
+    count_every_weight(monkeypatch)
     model = compile_sop(root, list("(){}"), 256, name="both")
     assert model.metadata["certificate"]["ok"] and model.metadata["config"]["n_layers"] == 2
     ops = [mlp["name"] for layer in model.metadata["layers"] for mlp in layer["mlp"]]

@@ -17,6 +17,7 @@ from rasp import sops as S
 from rasp.errors import CompileError
 from rasp.interpreter import Interpreter
 from rasp.parser import parse
+from tests.compiler.loose_sums import count_every_weight
 from tests.runtime_helpers import run_compiled
 
 MEANS = """
@@ -72,6 +73,12 @@ def test_a_refused_step_over_a_mapped_number_is_stepped_over_its_sources(
     assert model.metadata["certificate"]["errors"] == []
     assert model.param_count() <= most
     _agrees(root, model, n)
+    # the first three are proved without fusing since the output sums count the units that can
+    # be on: with every weight counted, the bound before, the step over the product is refused
+    count_every_weight(monkeypatch)
+    model = compile_sop(root, list("abc"), n, name="res")
+    assert model.metadata["certificate"]["errors"] == []
+    assert model.param_count() <= most
     monkeypatch.setattr(build_facts, "refused_steps_over_maps", lambda kept: frozenset())
     with pytest.raises(CompileError, match="a relu decision has margin"):
         compile_sop(root, list("abc"), n, name="res")
@@ -129,6 +136,7 @@ def test_a_refusal_after_fused_builds_not_proved_notes_them(
         return None if how == default_builds.FUSED else certified(model, how, note)
 
     monkeypatch.setattr(build_trials, "certified", no_fused)
+    count_every_weight(monkeypatch)  # (the bound before: the default build is refused)
     with pytest.raises(CompileError) as info:
         compile_sop(_program("fa * fb > 0.2"), list("abc"), 8, name="res")
     messages = [d.message for d in info.value.diagnostics]
