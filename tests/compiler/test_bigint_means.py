@@ -15,6 +15,7 @@ from hypothesis import strategies as st
 from compiler.blocks import value_key
 from compiler.graph import build_graph
 from compiler.means import MeanValues
+from compiler.pinned_means import copy_means
 from compiler.values import infer_values
 from rasp import sops as S
 from rasp.errors import CompileError
@@ -155,3 +156,16 @@ def test_small_int_means_are_unchanged() -> None:
     for w in range(2, 9):
         exact = {float(sum(c)) / w for c in itertools.combinations_with_replacement(vals, w)}
         assert _means(vals, w) == exact
+
+
+def test_copies_of_an_int_past_2_53_are_its_exact_sums_rounded_or_float_adds() -> None:
+    """`copy_means` of an int no float64 holds: an int column's exact k * v rounded once, or a
+    float column's adds of float(v); not a refusal (None) that sent equal keys to every mean."""
+    v = 3 * 6004799503160661  # 18014398509481983: float64 holds 18014398509481984
+    found = copy_means([v, -v], 6)
+    assert found is not None
+    for s in (v, -v):
+        total = float(s)  # one key: the int itself (not a mean)
+        for k in range(2, 7):
+            total += float(s)
+            assert float(k * s) / k in found and total / k in found
