@@ -31,10 +31,13 @@ class MeanValues:
     def __init__(self, known: Known) -> None:
         self.known = known
         self._sums: dict[tuple[float, ...], list[set[float]]] = {}
-        self._means: dict[tuple[tuple[float, ...], int], tuple[Atom, ...]] = {}
+        self._means: dict[tuple[Any, ...], tuple[Atom, ...]] = {}
         # per value set: the count whose sums overflowed, and whether by work (else by values);
         # an aggregate asks once per (position, width), and each would redo the enumeration
         self._overflow: dict[tuple[float, ...], tuple[int, bool]] = {}
+        # the same for exact sums of ints (apart: (3,) == (3.0,) as a key)
+        self._int_sums: dict[tuple[int, ...], list[set[int]]] = {}
+        self._int_overflow: dict[tuple[int, ...], tuple[int, bool]] = {}
 
     def aggregate_values(
         self,
@@ -332,35 +335,61 @@ class MeanValues:
         return True
 
     def means_of(self, vals: Sequence[Atom], w: int, node: IRNode) -> tuple[Atom, ...]:
-        """Every mean of exactly w values drawn (with repetition) from `vals`, as the interpreter computes it."""
+        """Every mean of exactly w values drawn (with repetition) from `vals`, as the interpreter
+        computes it. Ints whose sums may pass 2^53 it sums as Python ints, rounds once, then
+        divides (`rasp.sops`: float(S) / w, S the exact sum, where float64 adds would round at
+        each add); a float among the values may make the column floats, whose float64 adds (the
+        ints converted) are taken in any order. Below 2^53 both are the same exact sums."""
         nums = tuple(sorted({float(v) for v in vals}))
-        key = (nums, w)
+        ints = tuple(sorted({int(v) for v in vals if isinstance(v, int)}))
+        exact = not ints or max(abs(v) for v in ints) * w < EXACT_SUMS
+        floats = any(not isinstance(v, int) for v in vals)
+        key: tuple[Any, ...] = (nums, w) if exact else (nums, ints, floats, w)
         if key not in self._means:
-            sums = self.sums_of(nums, w, node)
-            if sums is None:
+            sums = self.sums_of(nums, w, node) if exact or floats else set()
+            whole = None if exact else self.int_sums_of(ints, w, node)
+            if sums is None or (not exact and whole is None):
                 return self.known.intern([])
-            self._means[key] = self.known.intern(a / w for a in sums)
+            means = {a / w for a in sums}
+            means.update(m for s in whole or () if (m := _rounded_mean(s, w)) is not None)
+            self._means[key] = self.known.intern(means)
         return self._means[key]
 
     def sums_of(self, vals: Sequence[Atom], w: int, node: IRNode) -> set[float] | None:
         """Every float64 sum of exactly w values drawn (with repetition) from `vals`, in any
         order; None (reported) where there are too many."""
         nums = tuple(sorted({float(v) for v in vals}))
-        sums = self._sums.setdefault(nums, [{0.0}])  # sums[k]: every sum of k values
-        overflow = self._overflow.get(nums)
+        return self._sums_by_adds(nums, w, node, 0.0, self._sums, self._overflow)
+
+    def int_sums_of(self, ints: tuple[int, ...], w: int, node: IRNode) -> set[int] | None:
+        """Every exact sum (Python ints) of exactly w of `ints` (repetition allowed); None
+        (reported) where there are too many."""
+        return self._sums_by_adds(ints, w, node, 0, self._int_sums, self._int_overflow)
+
+    def _sums_by_adds(
+        self,
+        nums: tuple[Any, ...],
+        w: int,
+        node: IRNode,
+        zero: float,
+        cache: dict[Any, list[set[Any]]],
+        overflows: dict[Any, tuple[int, bool]],
+    ) -> set[Any] | None:
+        sums = cache.setdefault(nums, [{zero}])  # sums[k]: every sum of k values
+        overflow = overflows.get(nums)
         if overflow is not None and w >= overflow[0]:  # the sums of w values overflow again
             self._too_many(node, len(nums), work=overflow[1])
             return None
         while len(sums) <= w:
             if len(sums[-1]) * len(nums) > MAX_SUM_WORK:  # minutes of Python, whatever it yields
-                self._overflow[nums] = (len(sums), True)
+                overflows[nums] = (len(sums), True)
                 self._too_many(node, len(nums), work=True)
                 return None
-            nxt: set[float] = set()
+            nxt: set[Any] = set()
             for a in sums[-1]:  # stop as soon as there are too many (not after |sums| x |nums|)
                 nxt.update(a + v for v in nums)
                 if len(nxt) > MAX_VALUES:  # whatever the order: the whole set is larger still
-                    self._overflow[nums] = (len(sums), False)
+                    overflows[nums] = (len(sums), False)
                     self._too_many(node, len(nums))
                     return None
             sums.append(nxt)
@@ -390,6 +419,15 @@ class MeanValues:
                     "reduce max length or the number of distinct values averaged",
                 )
             )
+
+
+def _rounded_mean(total: int, w: int) -> float | None:
+    """The interpreter's mean of ints summing to `total`: `total * 1.0 / w`; None where the sum
+    is past float's range (it refuses that input)."""
+    try:
+        return float(total) / w
+    except OverflowError:
+        return None
 
 
 def _rounding_slack(lo: float, hi: float, n: int) -> float:

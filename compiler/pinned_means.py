@@ -128,18 +128,20 @@ def copy_means(values: Sequence[Atom], n: int) -> list[float] | None:
     in its other forms (7 and 7.0) add up to these floats too. An int's copies the interpreter
     sums exactly: as float64s in one product (|v| * n below 2^53: `float(v)`), else as Python
     ints, whose sum k * v rounds to a float before the division (`rasp.sops`: 8943887316608867
-    nine times averages to 8943887316608868.0), so each count's `float(k * v) / k` is here too.
-    None where a value is no float64 of itself (an int past 2^53) or not finite."""
+    nine times averages to 8943887316608868.0), so each count's `float(k * v) / k` is here too;
+    so for an int no float64 holds (past 2^53), whose copies a float column adds as float(v).
+    None where a value is not finite, or a float differs from itself (nan)."""
     found: list[float] = []
     for v in values:
         as_float = float(v)  # type: ignore[arg-type]
-        if as_float != v or not math.isfinite(as_float):
+        whole = isinstance(v, int) and not isinstance(v, bool)
+        if not math.isfinite(as_float) or (as_float != v and not whole):
             return None
-        found.append(as_float)  # (of an int's copies: the ints add up exactly)
+        if as_float == v:  # (of an int's copies: the ints add up exactly)
+            found.append(as_float)
         if sums_exact(v, n):
             continue
         total = 0 + as_float  # from 0, as the interpreter adds: -0.0 gives 0.0
-        whole = isinstance(v, int) and not isinstance(v, bool)
         for k in range(2, n + 1):
             total = total + as_float
             found.append(total / k)
