@@ -114,11 +114,12 @@ def test_it_compiled_at_n_20_before_as_it_does() -> None:
 
 @pytest.mark.slow
 @pytest.mark.exactness
-@pytest.mark.parametrize(("text", "n"), [(TEXT, 22), (TEXT, 24), (WIDTHS, 20)])
+@pytest.mark.parametrize(("text", "n"), [(TEXT, 22), (WIDTHS, 20)])
 def test_with_live_terms_counted_an_earlier_build_proves_them(text: str, n: int) -> None:
     """The certifier's bound on an MLP output sum counts the terms that can be non-zero
-    (`compiler.certify_live`): the programs above are proved before this build is reached, in a
-    model far smaller than its (61M parameters at 22, 105M at 24, 40.6M for the widths)."""
+    (`compiler.certify_live`): two of the programs above are proved before this build is
+    reached, in a model far smaller than its (61M parameters at 22, 40.6M for the widths; at 24
+    `length * mean` still needs this build, 105M)."""
     root = _root(text)
     vocab = ["0", "1", "2"]
     model = compile_sop(root, vocab, n)
