@@ -76,7 +76,10 @@ class SeqValue:
                 return np.array(self.values, dtype=np.int64)
             except OverflowError:
                 return np.array(self.values, dtype=object)
-        return np.array(self.values, dtype=np.float64)
+        try:
+            return np.array(self.values, dtype=np.float64)
+        except OverflowError:  # a whole number past float's range among floats: Python adds them
+            return np.array(self.values, dtype=object)
 
 
 # The Python types a typed numpy array of each label holds (bools mix with numbers, as in RASP).

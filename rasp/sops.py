@@ -313,7 +313,10 @@ class Evaluator:
                         raise exc.with_span(node.span) from None
                 # tracr's mean, or the original's `sum(values) * 1.0 / n` (which rounds a sum
                 # of whole numbers to a float before dividing), added in key order
-                total = sum_in_order(picked)
+                try:
+                    total = sum_in_order(picked)  # (a float plus an int past float's range fails)
+                except OverflowError:
+                    raise _mean_too_large(node, None, len(picked)) from None
                 try:
                     out.append((total if node.bools_as_numbers else total * 1.0) / len(picked))
                 except OverflowError:  # whole numbers past float's range: no internal error
@@ -381,6 +384,12 @@ def _averageable(picked: Sequence[Any], bools_as_numbers: bool) -> bool:
 
 def _mean_too_large(node: AggregateSOp, total: Any, count: int) -> RaspRuntimeError:
     # Python says only "int too large to convert to float" (or "integer division result ...")
+    if total is None:  # the sum itself failed: a float added to a whole number past its range
+        return RaspRuntimeError(
+            f"the mean of {count} selected values adds a float to a whole number too large for "
+            f"a float ({FLOAT_LIMIT})",
+            node.span,
+        )
     return RaspRuntimeError(
         f"the mean of {count} selected values, whose sum is {operand_text(total)}, "
         f"is too large for a float ({FLOAT_LIMIT})",

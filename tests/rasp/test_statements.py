@@ -301,6 +301,19 @@ def test_a_mean_past_the_float_range_is_a_located_error(values: str) -> None:
     assert info.value.span is not None and info.value.span.col == 5
 
 
+def test_a_mean_of_floats_beside_a_whole_number_past_the_float_range_is_a_located_error() -> None:
+    """A float column holding a whole number past float's range (2 ^ 1100 beside 0.5) made
+    numpy's float array raise OverflowError: an internal error; Python's sum fails there too."""
+    i = run(
+        'v = 2 ^ 1100 if tokens == "a" else 0.5; y = aggregate(select(indices, indices, <=), v, 0);'
+    )
+    assert list(evaluate(i.get("y"), ["b", "b"]).values) == [0.5, 0.5]
+    with pytest.raises(RaspRuntimeError) as info:
+        evaluate(i.get("y"), ["a", "b"])
+    assert info.value.message.startswith("the mean of 2 selected values adds a float to a whole")
+    assert info.value.span is not None
+
+
 def test_evaluation_errors_point_at_the_node() -> None:
     i = run("y = 1 / indices;")
     with pytest.raises(RaspRuntimeError) as info:
