@@ -33,6 +33,11 @@ from tests.cli_helpers import run
             "model, after --model: run it once for each)",
         ),
         (
+            ("repl", "a.rasp", "b.rasp"),
+            "rasp repl: error: unrecognized arguments: b.rasp (rasp repl takes one program: load "
+            'the others inside it, load "b.rasp";)',
+        ),
+        (
             ("show", "a.safetensors", "b.safetensors"),
             "rasp show: error: unrecognized arguments: b.safetensors (rasp show takes one "
             "model: run it once for each)",

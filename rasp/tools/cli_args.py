@@ -78,6 +78,9 @@ def _stray_files(args: argparse.Namespace, unknown: Sequence[str]) -> str:
             )
         if files == models:  # (a second model, beside --model's)
             one = "model, after --model"
+    if args.command == "repl":  # (the others: `load "b.rasp";` inside, as the original's)
+        rest = " ".join(f'load "{w}";' for w in files)
+        return f" (rasp repl takes one program: load the others inside it, {rest})"
     return f" (rasp {args.command} takes one {one}: run it once for each)"
 
 
