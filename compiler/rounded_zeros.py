@@ -65,16 +65,10 @@ def _denominator(node: IRNode) -> int | None:
 
 
 def _leaves(graph: Graph, index: int) -> list[int]:
-    """The s-ops a map is computed from through maps (each once, first met first)."""
-    found: list[int] = []
-    stack = [index]
-    while stack:
-        node = graph[stack.pop()]
-        if node.op is Op.MAP:
-            stack.extend(reversed(node.inputs))
-        elif node.index not in found:
-            found.append(node.index)
-    return found
+    """The s-ops a map is computed from through maps (each once, first met first: each map once
+    too, as a chain of maps read twice over, `x = x + x`, would be 2^k paths)."""
+    is_map = [node.op is Op.MAP for node in graph.nodes]
+    return [i for i in graph.first_visits(index, is_map.__getitem__) if not is_map[i]]
 
 
 def _evaluate(graph: Graph, index: int, at: Mapping[int, Any]) -> Any:

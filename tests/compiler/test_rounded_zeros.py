@@ -62,3 +62,17 @@ def test_tiny_is_a_few_units_in_the_last_place_of_the_numbers_it_is_computed_fro
     assert _tiny((0.4 - 1.4) + 1, 1.4)
     assert not _tiny(0.0, 1.4) and not _tiny(1e-6, 1.4) and not _tiny(1, 1.0)
     assert _tiny(1e-9, 2.0**40) and not _tiny(1e-9, 1.0)
+
+
+def test_a_denominator_read_twice_over_is_walked_once_per_map() -> None:
+    """`x = x + x` forty times: the denominator's inputs are found through each map once (a walk
+    of the paths would take 2^40 steps)."""
+    from compiler.graph import Op
+    from compiler.rounded_zeros import _leaves
+
+    text = "x = indices + length;\n" + "x = x + x;\n" * 40 + "res = tokens_int / (x + 1);\n"
+    root = load_source(Source("<test>", text)).get("res")
+    assert root is not None
+    graph = build_graph(root)
+    division = [node for node in graph.nodes if node.op is Op.MAP][-1]
+    assert [graph[i].name for i in _leaves(graph, division.inputs[1])] == ["indices", "length"]
